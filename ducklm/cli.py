@@ -1,0 +1,209 @@
+"""The `ducklm` command.
+
+Exit codes: 0 the run completed, 3 it is waiting for a decision, 1 it failed, 2 the
+command itself was wrong (bad settings, bad arguments, nothing to resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any
+
+from ducklm.console import ConsolePrinter
+from ducklm.events import Event
+from ducklm.role_prompts import PromptError
+from ducklm.roles import ModelsConfigError
+from ducklm.runtime import DuckLM, NotWaitingError, new_thread_id
+from ducklm.settings import SettingsError
+from ducklm.tools.hitl import DecisionError
+
+EXIT_CODES = {"completed": 0, "interrupted": 3, "failed": 1}
+EXIT_USAGE = 2
+USER_ERRORS = (SettingsError, ModelsConfigError, PromptError, DecisionError, NotWaitingError)
+
+Command = Callable[[DuckLM, argparse.Namespace], Coroutine[Any, Any, int]]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `ducklm` command."""
+    args = build_parser().parse_args(argv)
+    try:
+        return asyncio.run(_run(args.command_fn, args))
+    except USER_ERRORS as exc:
+        print(f"ducklm: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+async def _run(command: Command, args: argparse.Namespace) -> int:
+    async with DuckLM.open() as duck:
+        return await command(duck, args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="ducklm",
+        description="DuckLM: a local agent over your own models. Settings come from DUCK_* "
+        "environment variables and .env (see README).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    chat = sub.add_parser("chat", help="send a message (or chat interactively without one)")
+    chat.add_argument("message", nargs="?", help="the message; omit it for an interactive chat")
+    chat.add_argument("--thread", help="conversation id to continue (default: a new one)")
+    _add_run_flags(chat)
+    chat.set_defaults(command_fn=cmd_chat)
+
+    resume = sub.add_parser("resume", help="answer the approval a thread is waiting for")
+    resume.add_argument("thread", help="the conversation id printed when the run paused")
+    resume.add_argument(
+        "--decision", required=True, choices=["approve", "reject", "allow_forever", "edit"]
+    )
+    resume.add_argument("--args", help="with --decision edit: the new arguments as JSON")
+    resume.add_argument("--message", help="with --decision reject: a note for the model")
+    _add_run_flags(resume)
+    resume.set_defaults(command_fn=cmd_resume)
+
+    history = sub.add_parser("history", help="show the messages of a thread")
+    history.add_argument("thread")
+    history.add_argument("--json", action="store_true", help="one JSON object per line")
+    history.set_defaults(command_fn=cmd_history)
+
+    events = sub.add_parser("events", help="show the audited events of a thread")
+    events.add_argument("thread")
+    events.add_argument("--json", action="store_true", help="one JSON object per line")
+    events.set_defaults(command_fn=cmd_events)
+
+    approvals = sub.add_parser("approvals", help="list or revoke allow-forever rules")
+    approvals_sub = approvals.add_subparsers(dest="approvals_command", required=True)
+    listing = approvals_sub.add_parser("list", help="list the rules")
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(command_fn=cmd_approvals_list)
+    revoke = approvals_sub.add_parser("revoke", help="revoke a rule by id")
+    revoke.add_argument("rule_id", type=int)
+    revoke.set_defaults(command_fn=cmd_approvals_revoke)
+    return parser
+
+
+def _add_run_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print events as JSON lines")
+    parser.add_argument("--no-critic", action="store_true", help="skip the critic this run")
+    parser.add_argument("--no-memory", action="store_true", help="skip the memory policy")
+
+
+async def cmd_chat(duck: DuckLM, args: argparse.Namespace) -> int:
+    """`ducklm chat`."""
+    flags = {"critic": not args.no_critic, "memory": not args.no_memory}
+    if args.message is not None:
+        stream = duck.stream(args.message, thread_id=args.thread, **flags)
+        return await _print_run(stream, ConsolePrinter(as_json=args.json))
+    return await _interactive(duck, args.thread or new_thread_id(), flags, args.json)
+
+
+async def cmd_resume(duck: DuckLM, args: argparse.Namespace) -> int:
+    """`ducklm resume`: the same decision for every action the thread is waiting on."""
+    _, request = await duck.pending_request(args.thread)
+    decision = _decision(args.decision, args.args, args.message)
+    decisions = [decision] * len(request["action_requests"])
+    stream = duck.resume(
+        args.thread, decisions, critic=not args.no_critic, memory=not args.no_memory
+    )
+    return await _print_run(stream, ConsolePrinter(as_json=args.json))
+
+
+async def cmd_history(duck: DuckLM, args: argparse.Namespace) -> int:
+    """`ducklm history`."""
+    for message in await duck.messages(args.thread):
+        if args.json:
+            print(json.dumps(message.model_dump(mode="json"), ensure_ascii=False))
+        else:
+            print(f"{message.type}: {message.text}")
+    return 0
+
+
+async def cmd_events(duck: DuckLM, args: argparse.Namespace) -> int:
+    """`ducklm events`."""
+    for record in await duck.events(args.thread):
+        if args.json:
+            print(json.dumps(record.data, default=str, ensure_ascii=False))
+        else:
+            print(f"{record.seq:>5} {record.type:<20} run {record.run_id}")
+    return 0
+
+
+async def cmd_approvals_list(duck: DuckLM, args: argparse.Namespace) -> int:
+    """`ducklm approvals list`."""
+    for rule in await duck.approval_rules():
+        if args.json:
+            print(json.dumps(rule.__dict__))
+        else:
+            print(f"{rule.id:>4}  {rule.tool:<12} {rule.pattern}  ({rule.description})")
+    return 0
+
+
+async def cmd_approvals_revoke(duck: DuckLM, args: argparse.Namespace) -> int:
+    """`ducklm approvals revoke`."""
+    if await duck.revoke_rule(args.rule_id):
+        print(f"revoked rule {args.rule_id}")
+        return 0
+    print(f"ducklm: no rule with id {args.rule_id}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _decision(kind: str, raw_args: str | None, message: str | None) -> dict[str, Any]:
+    if kind == "edit":
+        if raw_args is None:
+            raise DecisionError("--decision edit needs --args with the new arguments as JSON")
+        try:
+            new_args = json.loads(raw_args)
+        except json.JSONDecodeError as exc:
+            raise DecisionError(f"--args is not valid JSON: {exc.msg}") from None
+        return {"type": "edit", "edited_action": {"args": new_args}}
+    if kind == "reject" and message:
+        return {"type": "reject", "message": message}
+    return {"type": kind}
+
+
+async def _print_run(stream: AsyncIterator[Event], printer: ConsolePrinter) -> int:
+    status = "failed"
+    async for item in stream:
+        printer.show(item)
+        if item["type"] == "done":
+            status = item["status"]
+    return EXIT_CODES[status]
+
+
+async def _interactive(duck: DuckLM, thread_id: str, flags: dict[str, bool], as_json: bool) -> int:
+    print(f"DuckLM chat on thread {thread_id}. Empty line or Ctrl-D to leave.", file=sys.stderr)
+    code = 0
+    while True:
+        try:
+            line = await asyncio.to_thread(input, "you> ")
+        except EOFError:
+            return code
+        if not line.strip():
+            return code
+        code = await _print_run(
+            duck.stream(line, thread_id=thread_id, **flags), ConsolePrinter(as_json=as_json)
+        )
+        while code == EXIT_CODES["interrupted"]:
+            answer = await asyncio.to_thread(input, "decision [approve/reject/allow_forever]> ")
+            _, request = await duck.pending_request(thread_id)
+            try:
+                decision = _decision(answer.strip() or "reject", None, None)
+                stream = duck.resume(
+                    thread_id, [decision] * len(request["action_requests"]), **flags
+                )
+                code = await _print_run(stream, ConsolePrinter(as_json=as_json))
+            except DecisionError as exc:
+                print(f"ducklm: {exc}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""How the CLI shows events to a person: the answer on stdout, everything else on stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from ducklm.events import Event
+
+DECISION_HINT = "ducklm resume {thread} --decision approve|reject|allow_forever|edit"
+
+
+class ConsolePrinter:
+    """Prints one run's events as they come.
+
+    Writes go straight to the terminal: a console write is the one blocking call a CLI
+    must make, and buffering the answer would defeat streaming.
+    """
+
+    def __init__(self, *, as_json: bool) -> None:
+        self.as_json = as_json
+        self._mid_line = False
+
+    def show(self, item: Event) -> None:
+        """Print `item`."""
+        if self.as_json:
+            print(json.dumps(item, default=str, ensure_ascii=False), flush=True)
+            return
+        handler = getattr(self, f"_on_{item['type']}", None)
+        if handler is not None:
+            handler(item)
+
+    def _on_token(self, item: Event) -> None:
+        sys.stdout.write(item["text"])
+        sys.stdout.flush()
+        self._mid_line = True
+
+    def _on_reasoning(self, item: Event) -> None:
+        self._note(f"(thinking) {item['text']}")
+
+    def _on_tool_call_started(self, item: Event) -> None:
+        self._note(f"-> {item['tool']}({_args(item['args'])})")
+
+    def _on_tool_call_finished(self, item: Event) -> None:
+        mark = "ok" if item["status"] == "success" else "failed"
+        first = (item.get("output") or "").strip().splitlines()[:1]
+        self._note(f"<- {item['tool']} {mark}" + (f": {first[0][:120]}" if first else ""))
+
+    def _on_approval_requested(self, item: Event) -> None:
+        request = item["request"]
+        lines = ["Approval needed:"]
+        for action in request["action_requests"]:
+            lines.append(f"  {action['name']}({_args(action['args'])})")
+            if action.get("description"):
+                lines.append(f"    why: {action['description']}")
+        if request.get("error"):
+            lines.append(f"  (previous answer was not usable: {request['error']})")
+        lines.append("Resume with: " + DECISION_HINT.format(thread=item["thread_id"]))
+        self._note("\n".join(lines))
+
+    def _on_error(self, item: Event) -> None:
+        prefix = "error" if item.get("fatal", True) else "warning"
+        self._note(f"{prefix}: {item['message']}")
+
+    def _on_done(self, item: Event) -> None:
+        if self._mid_line:
+            sys.stdout.write("\n")
+            self._mid_line = False
+        elif item["status"] == "completed" and item["answer"]:
+            print(item["answer"])
+        self._note(f"[{item['status']}] thread {item['thread_id']}")
+
+    def _note(self, text: str) -> None:
+        if self._mid_line:
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            self._mid_line = False
+        print(text, file=sys.stderr, flush=True)
+
+
+def _args(args: dict[str, Any]) -> str:
+    shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+    return shown if len(shown) < 200 else shown[:200] + "..."

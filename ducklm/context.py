@@ -1,0 +1,86 @@
+"""The per-run context every node receives as `runtime.context`, and how it is opened.
+
+Dependencies (model clients per role, prompts, tools, stores, settings) reach nodes only
+through here, never through module globals, so a test, the CLI, the server and
+LangGraph Studio can each hand the graph their own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from ducklm.llm import ModelRoles
+from ducklm.role_prompts import Prompts, load_prompts
+from ducklm.roles import load_roles
+from ducklm.settings import Settings
+from ducklm.stores import ApprovalRules, AuditLog, Database, Runs, open_database
+from ducklm.tools.registry import ToolRegistry, default_tools
+
+
+@dataclass(kw_only=True, frozen=True)
+class DuckContext:
+    """What a run needs besides its state."""
+
+    settings: Settings
+    """Process-wide settings (budgets, step limit, paths)."""
+    models: ModelRoles
+    """Chat client and config per role."""
+    prompts: Prompts
+    """System prompt templates per role."""
+    tools: ToolRegistry
+    """Tools the action role may call."""
+    approvals: ApprovalRules
+    """Actions a person allowed forever."""
+    critic_enabled: bool = True
+    """Run the critic after the answer."""
+    memory_enabled: bool = True
+    """Run the memory policy after the answer."""
+
+    def for_run(self, *, critic: bool = True, memory: bool = True) -> DuckContext:
+        """A copy of the context with the per-run switches set."""
+        return dataclasses.replace(self, critic_enabled=critic, memory_enabled=memory)
+
+
+@dataclass(frozen=True)
+class Dependencies:
+    """Everything opened for a process: the run context plus the runner's stores."""
+
+    context: DuckContext
+    db: Database
+    runs: Runs
+    audit: AuditLog
+
+
+def _load_static(settings: Settings) -> tuple[ModelRoles, Prompts]:
+    roles = load_roles(
+        settings.models_config, base_url=settings.llm_base_url, api_key=settings.llm_api_key
+    )
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    settings.workspace.mkdir(parents=True, exist_ok=True)
+    return ModelRoles.build(roles), load_prompts(roles)
+
+
+@asynccontextmanager
+async def open_dependencies(
+    settings: Settings, *, tools: ToolRegistry | None = None
+) -> AsyncIterator[Dependencies]:
+    """Load roles and prompts (on a worker thread) and open DuckLM's database.
+
+    Raises:
+        ModelsConfigError: The models file is invalid.
+        PromptError: A prompt file is missing or invalid.
+    """
+    models, prompts = await asyncio.to_thread(_load_static, settings)
+    async with open_database(settings.duck_db) as db:
+        context = DuckContext(
+            settings=settings,
+            models=models,
+            prompts=prompts,
+            tools=tools or default_tools(),
+            approvals=ApprovalRules(db),
+        )
+        yield Dependencies(context=context, db=db, runs=Runs(db), audit=AuditLog(db))

@@ -1,0 +1,49 @@
+"""The event vocabulary shared by the CLI, the library and the SSE server.
+
+An event is a JSON-ready dict with a `type` from `EventType`. Nodes emit theirs through
+LangGraph's stream writer (`emit`); the runner adds `run_started`, `approval_requested`,
+`error` and `done`, stamps `thread_id`, `run_id` and a per-thread `seq`, and appends every
+event except `token` and `reasoning` to the audit table.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, get_args
+
+from langgraph.runtime import Runtime
+
+EventType = Literal[
+    "run_started",
+    "token",
+    "reasoning",
+    "tool_call_started",
+    "tool_call_finished",
+    "approval_requested",
+    "memory_stored",
+    "reflection_completed",
+    "error",
+    "done",
+]
+EVENT_TYPES: frozenset[str] = frozenset(get_args(EventType))
+RunStatus = Literal["completed", "interrupted", "failed"]
+
+# Token-level events are the answer itself, which the checkpoint already holds: auditing
+# each one would write a row per token.
+UNAUDITED: frozenset[str] = frozenset({"token", "reasoning"})
+
+Event = dict[str, Any]
+
+
+def event(type_: EventType, **data: Any) -> Event:
+    """Build an event of `type_` with `data` as its fields."""
+    return {"type": type_, **data}
+
+
+def emit(runtime: Runtime[Any], type_: EventType, **data: Any) -> None:
+    """Send an event from inside a node to whoever streams the run (`custom` mode)."""
+    runtime.stream_writer(event(type_, **data))
+
+
+def is_event(value: object) -> bool:
+    """Whether a `custom` stream item is one of DuckLM's events."""
+    return isinstance(value, dict) and value.get("type") in EVENT_TYPES

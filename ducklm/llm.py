@@ -1,0 +1,85 @@
+"""Chat clients per model role, and how a role asks its server for JSON.
+
+Clients are `ChatOpenAI` with the client library's own retries switched off: retries
+belong to the graph (`RetryPolicy` on the nodes that call models) so there is one place
+that decides what is safe to repeat. Building a client creates an SSL context (file
+reads), so `ModelRoles.build` runs on a worker thread, never on the event loop.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_openai import ChatOpenAI
+
+from ducklm.roles import RoleConfig, RoleName
+
+
+class ModelRoles:
+    """The resolved role configs and one chat client per role."""
+
+    def __init__(self, configs: Mapping[RoleName, RoleConfig], clients: Mapping[RoleName, Any]):
+        self._configs = dict(configs)
+        self._clients = dict(clients)
+
+    @classmethod
+    def build(cls, configs: Mapping[RoleName, RoleConfig]) -> ModelRoles:
+        """Create a client for every role. Blocking: call through `asyncio.to_thread`."""
+        return cls(configs, {name: make_chat_model(cfg) for name, cfg in configs.items()})
+
+    def config(self, role: RoleName) -> RoleConfig:
+        """The resolved settings of `role`."""
+        return self._configs[role]
+
+    def chat(self, role: RoleName) -> ChatOpenAI:
+        """The chat client of `role`."""
+        client: ChatOpenAI = self._clients[role]
+        return client
+
+    def same_model(self, a: RoleName, b: RoleName) -> bool:
+        """Whether two roles would send a request to the same model on the same server."""
+        ca, cb = self._configs[a], self._configs[b]
+        return (ca.model, ca.base_url) == (cb.model, cb.base_url)
+
+    def json_client(self, role: RoleName, name: str, schema: dict[str, Any]) -> Any:
+        """The role's client set up to answer with JSON that follows `schema`.
+
+        `json_schema` is what llama-server turns into a grammar; llama-cpp-python's server
+        rejects it and takes `json_object` with a `schema` key; `prompt` sends no
+        `response_format` (the schema is in the prompt, see `schema_instructions`).
+        """
+        client = self.chat(role)
+        mode = self._configs[role].structured_output
+        if mode == "json_schema":
+            fmt: dict[str, Any] = {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": schema, "strict": False},
+            }
+        elif mode == "json_object_schema":
+            fmt = {"type": "json_object", "schema": schema}
+        else:
+            return client
+        return client.bind(response_format=fmt)
+
+
+def schema_instructions(schema: dict[str, Any]) -> str:
+    """Text that tells a model which JSON to produce, for servers without structured output."""
+    return (
+        "Answer with one JSON object and nothing else. It must follow this JSON schema:\n"
+        + json.dumps(schema, indent=None, sort_keys=True)
+    )
+
+
+def make_chat_model(cfg: RoleConfig) -> ChatOpenAI:
+    """A `ChatOpenAI` for one role. Blocking (SSL context): keep it off the event loop."""
+    return ChatOpenAI(
+        model=cfg.model,
+        base_url=cfg.base_url,
+        api_key=cfg.api_key,  # type: ignore[arg-type]  # pydantic coerces str to SecretStr
+        temperature=cfg.temperature,
+        max_tokens=cfg.max_output_tokens,  # type: ignore[call-arg]  # alias of max_completion_tokens
+        timeout=cfg.timeout_s,
+        max_retries=0,
+    )

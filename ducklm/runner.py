@@ -1,0 +1,99 @@
+"""Runs the compiled graph and turns its stream into DuckLM events.
+
+The stream is always consumed to its end, even past an interrupt: a caller that leaves
+`astream` early can lose the checkpoint that holds the interrupt (seen on this
+machine), and then the run could not be resumed.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command, Interrupt
+
+from ducklm.context import DuckContext
+from ducklm.events import UNAUDITED, Event, EventType, RunStatus, event, is_event
+from ducklm.model_errors import describe
+from ducklm.stores import AuditLog, Runs
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RunStores:
+    """Where a run's record and events go."""
+
+    runs: Runs
+    audit: AuditLog
+
+
+class _Run:
+    """The bookkeeping of one run: ids, status, answer, and event stamping."""
+
+    def __init__(self, thread_id: str, stores: RunStores) -> None:
+        self.thread_id = thread_id
+        self.run_id = str(uuid.uuid4())
+        self.stores = stores
+        self.status: RunStatus = "completed"
+        self.answer = ""
+        self.error: str | None = None
+
+    async def record(self, type_: EventType | str, data: dict[str, Any]) -> Event:
+        item: Event = {**data, "type": type_, "thread_id": self.thread_id, "run_id": self.run_id}
+        if type_ not in UNAUDITED:
+            item["seq"] = await self.stores.audit.append(self.thread_id, self.run_id, item)
+        return item
+
+
+async def stream_run(
+    graph: CompiledStateGraph,  # type: ignore[type-arg]
+    graph_input: dict[str, Any] | Command[Any],
+    *,
+    thread_id: str,
+    context: DuckContext,
+    stores: RunStores,
+) -> AsyncIterator[Event]:
+    """Run `graph` on `thread_id` and yield DuckLM events, ending with `done`.
+
+    Never raises for a failed run: the failure is an `error` event (a message for
+    people, not exception text) and a `done` with status `failed`.
+    """
+    run = _Run(thread_id, stores)
+    await stores.runs.start(run.run_id, thread_id)
+    yield await run.record("run_started", {})
+    config = {"configurable": {"thread_id": thread_id}, "run_id": run.run_id}
+    try:
+        async for mode, chunk in graph.astream(
+            graph_input, config, context=context, stream_mode=["custom", "updates"]
+        ):
+            for item in _translate(run, mode, chunk):
+                yield await run.record(item["type"], item)
+    except Exception as exc:  # a failed run is reported, never raised at the person
+        log.exception("run %s on thread %s failed", run.run_id, thread_id)
+        run.status, run.error = "failed", describe(exc)
+        yield await run.record("error", {"message": run.error, "fatal": True})
+    await stores.runs.finish(run.run_id, run.status, answer=run.answer or None, error=run.error)
+    yield await run.record("done", {"status": run.status, "answer": run.answer})
+
+
+def _translate(run: _Run, mode: str, chunk: Any) -> list[Event]:
+    if mode == "custom":
+        return [dict(chunk)] if is_event(chunk) else []
+    if not isinstance(chunk, dict):
+        return []
+    if "__interrupt__" in chunk:
+        run.status = "interrupted"
+        return [_approval_event(i) for i in chunk["__interrupt__"]]
+    thinker = chunk.get("thinker")
+    if isinstance(thinker, dict) and thinker.get("final"):
+        run.answer = thinker["final"]
+    return []
+
+
+def _approval_event(item: Interrupt) -> Event:
+    return event("approval_requested", interrupt_id=item.id, request=item.value)

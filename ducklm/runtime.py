@@ -1,0 +1,199 @@
+"""The library facade: open DuckLM, run or stream a message, resume a paused run.
+
+    async with DuckLM.open() as duck:
+        result = await duck.run("What is in notes.md?", thread_id="t1")
+        if result.status == "interrupted":
+            result = await duck.resume_run("t1", [{"type": "approve"}])
+
+The CLI and the server call these same methods.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AnyMessage, HumanMessage
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
+
+from ducklm.context import Dependencies, open_dependencies
+from ducklm.events import Event, RunStatus
+from ducklm.graph.builder import build_graph
+from ducklm.graph.state import DuckState
+from ducklm.runner import RunStores, stream_run
+from ducklm.settings import Settings, load_settings
+from ducklm.stores import ApprovalRule, AuditRecord
+from ducklm.tools.hitl import DecisionError, HITLRequest, parse_decisions
+
+
+class NotWaitingError(LookupError):
+    """A resume for a thread that is not paused at a question."""
+
+
+@dataclass
+class RunResult:
+    """How a run ended, with every event it produced."""
+
+    thread_id: str
+    status: RunStatus
+    answer: str
+    events: list[Event] = field(default_factory=list)
+
+    @property
+    def pending(self) -> list[Event]:
+        """The approval requests that paused the run (empty unless interrupted)."""
+        return [e for e in self.events if e["type"] == "approval_requested"]
+
+
+class DuckLM:
+    """An open DuckLM: the compiled graph on its SQLite checkpointer, plus its stores."""
+
+    def __init__(self, deps: Dependencies, graph: CompiledStateGraph) -> None:  # type: ignore[type-arg]
+        self._deps = deps
+        self.graph = graph
+
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls, settings: Settings | None = None, **overrides: Any
+    ) -> AsyncIterator[DuckLM]:
+        """Open the checkpointer and stores; close them on exit.
+
+        Args:
+            settings: Settings to use; read from the environment and `.env` when `None`.
+            **overrides: Settings fields that win over the environment.
+        """
+        if settings is None:
+            settings = await asyncio.to_thread(load_settings, **overrides)
+        async with (
+            open_dependencies(settings) as deps,
+            AsyncSqliteSaver.from_conn_string(str(settings.checkpoint_db)) as saver,
+        ):
+            graph = build_graph(
+                retry_attempts=settings.model_retry_attempts,
+                retry_initial_interval=settings.model_retry_initial_interval,
+            ).compile(checkpointer=saver, name="ducklm")
+            yield cls(deps, graph)
+
+    @property
+    def settings(self) -> Settings:
+        """The settings this instance was opened with."""
+        return self._deps.context.settings
+
+    def stream(
+        self,
+        message: str,
+        *,
+        thread_id: str | None = None,
+        workspace: str | None = None,
+        critic: bool = True,
+        memory: bool = True,
+    ) -> AsyncIterator[Event]:
+        """Run `message` on a thread (a new one when `thread_id` is `None`); yield events."""
+        graph_input: dict[str, Any] = {"messages": [HumanMessage(content=message)]}
+        if workspace:
+            graph_input["workspace"] = workspace
+        return self._stream(graph_input, thread_id or new_thread_id(), critic, memory)
+
+    async def run(self, message: str, **kwargs: Any) -> RunResult:
+        """Like `stream`, collected into a `RunResult`."""
+        return await _collect(self.stream(message, **kwargs))
+
+    async def resume(
+        self,
+        thread_id: str,
+        decisions: list[dict[str, Any]],
+        *,
+        critic: bool = True,
+        memory: bool = True,
+    ) -> AsyncIterator[Event]:
+        """Answer the question a thread is paused at and yield the rest of the run.
+
+        Raises:
+            NotWaitingError: The thread is not paused at a question.
+            DecisionError: The decisions do not answer it (wrong count or type, bad edit).
+        """
+        interrupt_id, request = await self.pending_request(thread_id)
+        parse_decisions(request, {"decisions": decisions})  # bad input fails here, not mid-run
+        command = Command(resume={interrupt_id: {"decisions": decisions}})
+        async for item in self._stream(command, thread_id, critic, memory):
+            yield item
+
+    async def resume_run(
+        self, thread_id: str, decisions: list[dict[str, Any]], **kwargs: Any
+    ) -> RunResult:
+        """Like `resume`, collected into a `RunResult`."""
+        return await _collect(self.resume(thread_id, decisions, **kwargs))
+
+    async def pending_request(self, thread_id: str) -> tuple[str, HITLRequest]:
+        """The id and payload of the question `thread_id` is paused at.
+
+        Raises:
+            NotWaitingError: The thread is not paused at a question.
+        """
+        snapshot = await self.graph.aget_state(_config(thread_id))
+        if not snapshot.interrupts:
+            raise NotWaitingError(f"thread {thread_id!r} is not waiting for a decision")
+        item = snapshot.interrupts[0]
+        return item.id, item.value
+
+    async def messages(self, thread_id: str) -> list[AnyMessage]:
+        """The conversation of `thread_id` (empty for an unknown thread)."""
+        snapshot = await self.graph.aget_state(_config(thread_id))
+        messages: list[AnyMessage] = snapshot.values.get("messages", [])
+        return messages
+
+    async def state(self, thread_id: str) -> DuckState | None:
+        """The whole state of `thread_id`, or `None` for an unknown thread."""
+        snapshot = await self.graph.aget_state(_config(thread_id))
+        return DuckState(**snapshot.values) if snapshot.values else None
+
+    async def events(self, thread_id: str, *, after: int = 0) -> list[AuditRecord]:
+        """The audited events of `thread_id` with `seq > after`."""
+        return await self._deps.audit.list(thread_id, after=after)
+
+    async def approval_rules(self) -> list[ApprovalRule]:
+        """Actions allowed forever."""
+        return await self._deps.context.approvals.list()
+
+    async def revoke_rule(self, rule_id: int) -> bool:
+        """Forget an allow-forever rule; `False` when there is no such rule."""
+        return await self._deps.context.approvals.revoke(rule_id)
+
+    async def _stream(
+        self, graph_input: dict[str, Any] | Command[Any], thread_id: str, critic: bool, memory: bool
+    ) -> AsyncIterator[Event]:
+        async for item in stream_run(
+            self.graph,
+            graph_input,
+            thread_id=thread_id,
+            context=self._deps.context.for_run(critic=critic, memory=memory),
+            stores=RunStores(self._deps.runs, self._deps.audit),
+        ):
+            yield item
+
+
+def new_thread_id() -> str:
+    """A fresh conversation id."""
+    return str(uuid.uuid4())
+
+
+def _config(thread_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+async def _collect(events: AsyncIterator[Event]) -> RunResult:
+    collected = [item async for item in events]
+    done = collected[-1]
+    return RunResult(
+        thread_id=done["thread_id"], status=done["status"], answer=done["answer"], events=collected
+    )
+
+
+__all__ = ["DecisionError", "DuckLM", "NotWaitingError", "RunResult", "new_thread_id"]

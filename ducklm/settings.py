@@ -1,0 +1,108 @@
+"""Process-wide settings, read from `DUCK_*` environment variables and `.env`.
+
+Per-run choices (critic on or off, which thread) live in `DuckContext`; this class holds
+what an operator sets once for the process. A bad value is a `SettingsError` that names
+the variable, raised at startup rather than deep inside a run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ENV_PREFIX = "DUCK_"
+
+
+class SettingsError(ValueError):
+    """A setting has a value DuckLM cannot use; the message names the variable."""
+
+
+class Settings(BaseSettings):
+    """Operator settings. Every field is `DUCK_<FIELD>` in the environment or `.env`."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        frozen=True,
+    )
+
+    llm_base_url: str | None = None
+    """Overrides `defaults.base_url` of the models file for every role that does not set its own."""
+    llm_api_key: str | None = None
+    """API key sent to the model server (llama-server ignores it)."""
+    models_config: Path | None = None
+    """An alternative models file; the packaged `config/models.yaml` when unset."""
+    workspace: Path = Path("./workspace")
+    """The folder the agent's file tools are confined to."""
+    data_dir: Path = Path("./data")
+    """Checkpoints, audit log, approval rules and other DuckLM tables."""
+    ctx_size: int = Field(default=8192, ge=512)
+    """The model's context window in tokens."""
+    max_input_tokens: int = Field(default=6144, ge=256)
+    """Budget for everything sent to a model in one request."""
+    max_recent_events_tokens: int = Field(default=1024, ge=0)
+    """Budget for recent tool observations carried into the context."""
+    max_memory_tokens: int = Field(default=512, ge=0)
+    """Budget for recalled memories."""
+    max_skill_tokens: int = Field(default=512, ge=0)
+    """Budget for selected skills."""
+    max_action_steps: int = Field(default=4, ge=1, le=64)
+    """How many times the action role may call tools in one turn before the thinker answers."""
+    max_tool_output_chars: int = Field(default=8000, ge=256)
+    """Tool output kept in state and shown to the model; the full text goes to the audit log."""
+    model_retry_attempts: int = Field(default=3, ge=1, le=10)
+    """Attempts per model call for retryable errors (connection, timeout, 5xx, malformed reply)."""
+    model_retry_initial_interval: float = Field(default=0.5, ge=0.0, le=60.0)
+    """Seconds before the first retry; doubles each attempt."""
+
+    @model_validator(mode="after")
+    def _budgets_fit(self) -> Settings:
+        if self.max_input_tokens > self.ctx_size:
+            raise ValueError(
+                f"DUCK_MAX_INPUT_TOKENS ({self.max_input_tokens}) is larger than "
+                f"DUCK_CTX_SIZE ({self.ctx_size})"
+            )
+        return self
+
+    @property
+    def checkpoint_db(self) -> Path:
+        """SQLite file of LangGraph's checkpointer."""
+        return self.data_dir / "checkpoints.sqlite"
+
+    @property
+    def duck_db(self) -> Path:
+        """SQLite file of DuckLM's own tables (runs, audit events, approval rules)."""
+        return self.data_dir / "ducklm.sqlite"
+
+
+def load_settings(env_file: str | Path | None = ".env", **overrides: object) -> Settings:
+    """Read settings from the environment, `.env` and explicit overrides.
+
+    This reads a file: call it before the event loop starts or through `asyncio.to_thread`.
+
+    Args:
+        env_file: The dotenv file to read; `None` reads the environment only.
+        **overrides: Field values that win over the environment (used by tests and the CLI).
+
+    Raises:
+        SettingsError: A variable has a value DuckLM cannot use; the message names it.
+    """
+    try:
+        return Settings(_env_file=env_file, **overrides)  # type: ignore[call-arg]
+    except ValidationError as exc:
+        raise SettingsError(_describe(exc)) from None
+
+
+def _describe(exc: ValidationError) -> str:
+    problems = []
+    for error in exc.errors():
+        field = ".".join(str(part) for part in error["loc"])
+        name = f"{ENV_PREFIX}{field.upper()}" if field else "settings"
+        value = error.get("input")
+        shown = f" (got {value!r})" if field and not isinstance(value, dict) else ""
+        problems.append(f"{name}: {error['msg']}{shown}")
+    return "invalid settings: " + "; ".join(problems)

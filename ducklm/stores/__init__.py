@@ -1,0 +1,22 @@
+"""DuckLM's own SQLite tables: runs, audit events and approval rules.
+
+LangGraph's checkpointer keeps the graph state in its own file; these tables hold what
+DuckLM needs beside it. All access is through `aiosqlite`, so no query runs on the event
+loop's thread.
+"""
+
+from ducklm.stores.approvals import ApprovalRule, ApprovalRules
+from ducklm.stores.audit import AuditLog, AuditRecord
+from ducklm.stores.db import Database, open_database
+from ducklm.stores.runs import RunRecord, Runs
+
+__all__ = [
+    "ApprovalRule",
+    "ApprovalRules",
+    "AuditLog",
+    "AuditRecord",
+    "Database",
+    "RunRecord",
+    "Runs",
+    "open_database",
+]

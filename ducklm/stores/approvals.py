@@ -1,0 +1,63 @@
+"""Approval rules: actions a person allowed forever, kept across restarts."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from ducklm.stores.db import Database
+
+
+@dataclass(frozen=True)
+class ApprovalRule:
+    """A stored rule: `tool` with exactly this normalized `pattern` runs without asking."""
+
+    id: int
+    tool: str
+    pattern: str
+    description: str
+    created_at: float
+
+
+class ApprovalRules:
+    """The `approval_rules` table."""
+
+    def __init__(self, db: Database) -> None:
+        self._conn = db.conn
+
+    async def add(self, tool: str, pattern: str, description: str = "") -> ApprovalRule:
+        """Remember that `tool` with `pattern` is allowed; adding it twice keeps one rule."""
+        await self._conn.execute(
+            "INSERT INTO approval_rules (tool, pattern, description, created_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (tool, pattern) DO NOTHING",
+            (tool, pattern, description, time.time()),
+        )
+        await self._conn.commit()
+        rule = await self.find(tool, pattern)
+        assert rule is not None  # just inserted, or already there
+        return rule
+
+    async def find(self, tool: str, pattern: str) -> ApprovalRule | None:
+        """The rule for exactly `tool` and `pattern`, if any."""
+        async with self._conn.execute(
+            "SELECT id, tool, pattern, description, created_at FROM approval_rules "
+            "WHERE tool = ? AND pattern = ?",
+            (tool, pattern),
+        ) as cur:
+            row = await cur.fetchone()
+        return ApprovalRule(*row) if row else None
+
+    async def list(self) -> list[ApprovalRule]:
+        """Every rule, oldest first."""
+        async with self._conn.execute(
+            "SELECT id, tool, pattern, description, created_at FROM approval_rules ORDER BY id"
+        ) as cur:
+            rows = await cur.fetchall()
+        return [ApprovalRule(*row) for row in rows]
+
+    async def revoke(self, rule_id: int) -> bool:
+        """Delete rule `rule_id`; `False` when there was none."""
+        async with self._conn.execute("DELETE FROM approval_rules WHERE id = ?", (rule_id,)) as cur:
+            deleted = cur.rowcount
+        await self._conn.commit()
+        return deleted > 0

@@ -1,0 +1,67 @@
+"""The connection to DuckLM's SQLite file and its schema."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import aiosqlite
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id      TEXT PRIMARY KEY,
+    thread_id   TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    started_at  REAL NOT NULL,
+    finished_at REAL,
+    answer      TEXT,
+    error       TEXT
+);
+CREATE INDEX IF NOT EXISTS runs_by_thread ON runs (thread_id, started_at);
+
+CREATE TABLE IF NOT EXISTS events (
+    thread_id TEXT NOT NULL,
+    seq       INTEGER NOT NULL,
+    run_id    TEXT,
+    type      TEXT NOT NULL,
+    ts        REAL NOT NULL,
+    data      TEXT NOT NULL,
+    PRIMARY KEY (thread_id, seq)
+);
+
+CREATE TABLE IF NOT EXISTS approval_rules (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    tool        TEXT NOT NULL,
+    pattern     TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    created_at  REAL NOT NULL,
+    UNIQUE (tool, pattern)
+);
+"""
+
+
+class Database:
+    """One `aiosqlite` connection; the stores share it."""
+
+    def __init__(self, conn: aiosqlite.Connection) -> None:
+        self.conn = conn
+
+
+@asynccontextmanager
+async def open_database(path: Path) -> AsyncIterator[Database]:
+    """Open (and create) DuckLM's SQLite file with WAL and a busy timeout.
+
+    WAL lets a CLI read while a server writes; the busy timeout turns a brief lock into a
+    short wait instead of a "database is locked" error.
+    """
+    conn = await aiosqlite.connect(path)
+    try:
+        await conn.execute("PRAGMA journal_mode=WAL")
+        await conn.execute("PRAGMA synchronous=NORMAL")
+        await conn.execute("PRAGMA busy_timeout=5000")
+        await conn.executescript(SCHEMA)
+        await conn.commit()
+        yield Database(conn)
+    finally:
+        await conn.close()

@@ -1,0 +1,108 @@
+r"""Builds the cognitive cycle.
+
+    START -> context -> recall -> action --(tool calls)--> tool --> action ...
+                                         \\--(none)--> thinker -> [critic] -> [memory_policy] -> END
+
+The builder is returned uncompiled: whoever opens a checkpointer compiles it (the
+library facade, the CLI, the server, tests); `langgraph.json` gets it compiled without
+one, since the LangGraph server brings its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from functools import wraps
+from typing import Any
+
+from ducklm.graph.routing import (
+    route_after_action,
+    route_after_critic,
+    route_after_thinker,
+    route_after_tool,
+)
+from ducklm.graph.state import DuckState, InputState
+from ducklm.nodes.action import decide_action
+from ducklm.nodes.context import prepare_turn
+from ducklm.nodes.critic import reflect_on_turn
+from ducklm.nodes.memory_policy import decide_memory
+from ducklm.nodes.recall import recall_memories
+from ducklm.nodes.thinker import write_answer
+from ducklm.nodes.tool import run_tools
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import RetryPolicy
+
+from ducklm.context import DuckContext
+from ducklm.model_errors import is_retryable
+
+Node = Callable[[DuckState, Runtime[DuckContext]], Awaitable[dict[str, Any]]]
+Route = Callable[[DuckState, Runtime[DuckContext]], Any]
+
+
+def build_graph(
+    *,
+    default_context: DuckContext | None = None,
+    retry_attempts: int = 3,
+    retry_initial_interval: float = 0.5,
+) -> StateGraph[DuckState, DuckContext, InputState, DuckState]:
+    """The cognitive cycle as an uncompiled `StateGraph`.
+
+    Args:
+        default_context: Used when a run brings no context (LangGraph Studio and the
+            Agent Protocol send none); callers that pass `context=` need none.
+        retry_attempts: Attempts of a model call on retryable errors (connection,
+            timeout, 5xx, malformed reply), with exponential backoff.
+        retry_initial_interval: Seconds before the first retry.
+    """
+    retry = RetryPolicy(
+        max_attempts=retry_attempts,
+        initial_interval=retry_initial_interval,
+        retry_on=is_retryable,
+    )
+    builder = StateGraph(DuckState, context_schema=DuckContext, input_schema=InputState)
+    for name, node, policy in (
+        ("context", prepare_turn, None),
+        ("recall", recall_memories, None),
+        ("action", decide_action, retry),
+        ("tool", run_tools, None),
+        ("thinker", write_answer, retry),
+        ("critic", reflect_on_turn, None),
+        ("memory_policy", decide_memory, None),
+    ):
+        fn = _with_default_context(node, default_context) if default_context else node
+        builder.add_node(name, fn, retry_policy=policy)
+    builder.add_edge(START, "context")
+    builder.add_edge("context", "recall")
+    builder.add_edge("recall", "action")
+    builder.add_conditional_edges("action", route_after_action)
+    for source, route in (
+        ("tool", route_after_tool),
+        ("thinker", route_after_thinker),
+        ("critic", route_after_critic),
+    ):
+        builder.add_conditional_edges(
+            source,
+            _route_with_default_context(route, default_context) if default_context else route,
+        )
+    builder.add_edge("memory_policy", END)
+    return builder
+
+
+def _with_default_context(node: Node, default: DuckContext) -> Node:
+    @wraps(node)
+    async def with_context(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
+        if runtime.context is None:
+            runtime = runtime.override(context=default)
+        return await node(state, runtime)
+
+    return with_context
+
+
+def _route_with_default_context(route: Route, default: DuckContext) -> Route:
+    @wraps(route)
+    def with_context(state: DuckState, runtime: Runtime[DuckContext]) -> Any:
+        if runtime.context is None:
+            runtime = runtime.override(context=default)
+        return route(state, runtime)
+
+    return with_context

@@ -1,0 +1,51 @@
+"""The graph state: small, because every superstep is checkpointed.
+
+`messages` uses a `DeltaChannel`: a checkpoint stores the new messages of its step, not
+the whole list again. With the default `add_messages` channel a thread's checkpoints grow
+with the square of its length (about 130 MB after 200 turns, measured here).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from langchain_core.messages import AnyMessage
+from langgraph.channels import DeltaChannel
+from langgraph.graph.message import _messages_delta_reducer
+
+Messages = Annotated[list[AnyMessage], DeltaChannel(_messages_delta_reducer)]
+
+
+@dataclass(kw_only=True)
+class InputState:
+    """What a caller sends: new messages, and optionally a workspace."""
+
+    messages: Messages = field(default_factory=list)
+    """The conversation. New messages are appended; a message with a known id replaces it."""
+    workspace: str = ""
+    """Folder the tools work in for this thread; the configured workspace when empty."""
+
+
+@dataclass(kw_only=True)
+class DuckState(InputState):
+    """The whole state of a thread."""
+
+    task: str = ""
+    """The current request: the text of the last human message."""
+    recalled: list[dict[str, Any]] = field(default_factory=list)
+    """Memories recalled for the task (filled by the memory issue)."""
+    skills: list[str] = field(default_factory=list)
+    """Ids of skills selected for the task."""
+    observations: list[dict[str, Any]] = field(default_factory=list)
+    """Short notes of this turn: tool results and problems the thinker should know about."""
+    step: int = 0
+    """Action steps taken in this turn."""
+    final: str = ""
+    """The final answer of this turn."""
+    critique: dict[str, Any] | None = None
+    """The critic's verdict on this turn."""
+    memory_decisions: list[dict[str, Any]] = field(default_factory=list)
+    """What the memory policy decided about this turn."""
+    summary: str = ""
+    """Running summary of history too old to send in full."""

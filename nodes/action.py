@@ -1,0 +1,43 @@
+"""action: the action role decides which tools to call, or that it is time to answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ducklm.graph.state import DuckState
+from ducklm.nodes.action_json import decide_with_directive
+from ducklm.nodes.transcript import for_native_tools
+from langchain_core.messages import AIMessageChunk, SystemMessage, message_chunk_to_message
+from langgraph.runtime import Runtime
+
+from ducklm.context import DuckContext
+from ducklm.events import emit
+
+
+async def decide_action(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
+    """Call the action role once; the tool calls it asks for go to the tool node."""
+    ctx = runtime.context
+    if ctx.models.config("action").tool_mode == "json":
+        update = await decide_with_directive(state, runtime)
+    else:
+        update = await _decide_with_tools(state, runtime)
+    return {**update, "step": state.step + 1}
+
+
+async def _decide_with_tools(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    system = ctx.prompts.render(
+        "action", workspace=state.workspace, max_steps=ctx.settings.max_action_steps
+    )
+    model = ctx.models.chat("action").bind_tools(ctx.tools.tools)
+    # When the thinker would send its request to this same model, a reply without tool
+    # calls is the answer itself (the thinker keeps it), so its text streams as it comes.
+    answer_streams = ctx.models.same_model("action", "thinker")
+    reply: AIMessageChunk | None = None
+    async for chunk in model.astream([SystemMessage(system), *for_native_tools(state.messages)]):
+        reply = chunk if reply is None else reply + chunk  # type: ignore[assignment]
+        if answer_streams and chunk.text and not reply.tool_call_chunks:
+            emit(runtime, "token", text=chunk.text)
+    if reply is None:
+        return {}
+    return {"messages": [message_chunk_to_message(reply)]}

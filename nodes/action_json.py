@@ -1,0 +1,145 @@
+"""The action role in json mode: a directive instead of native tool calls.
+
+Small local models often cannot call tools natively, but with `response_format` (which
+llama-server turns into a grammar) they can fill a small JSON object. They still get it
+wrong: invalid JSON or an unknown tool gets one repair attempt with the error shown to
+the model, then the turn goes on to the thinker with a note, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from ducklm.graph.state import DuckState
+from ducklm.nodes.structured import (
+    JSONReplyError,
+    parse_json,
+    system_prompt,
+    with_system,
+)
+from ducklm.nodes.transcript import as_text
+from ducklm.tools.registry import ToolRegistry
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages.tool import ToolCall
+from langgraph.runtime import Runtime
+from pydantic import ValidationError
+
+from ducklm.context import DuckContext
+from ducklm.events import emit
+
+DIRECTIVE_SCHEMA: dict[str, Any] = json.loads(
+    resources.files("ducklm.config").joinpath("schemas/action_directive.json").read_text("utf-8")
+)
+MAX_DIRECTIVE_ACTIONS = 4
+
+JSON_MODE_INSTRUCTIONS = """
+Tools you can use:
+{tools}
+
+Reply with one JSON object:
+{{"reasoning": "<why>", "actions": [{{"tool": "<name>", "args": {{...}}}}]}}
+Use "actions": [] when you can answer without a tool.
+"""
+REPAIR_REQUEST = (
+    "Your reply could not be used: {problem}. Reply again with only the JSON object, "
+    "using only the tools listed."
+)
+GAVE_UP_NOTE = "The action model gave no usable directive ({problem}); no tools were used."
+
+
+@dataclass
+class Directive:
+    """A parsed, checked directive."""
+
+    reasoning: str
+    calls: list[ToolCall] = field(default_factory=list)
+
+
+class DirectiveError(ValueError):
+    """The directive cannot be used; the message is shown to the model for repair."""
+
+
+async def decide_with_directive(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
+    """Ask the action role for a directive; turn its actions into tool calls."""
+    ctx = runtime.context
+    system = system_prompt(
+        ctx,
+        "action",
+        DIRECTIVE_SCHEMA,
+        workspace=state.workspace,
+        max_steps=ctx.settings.max_action_steps,
+    ) + JSON_MODE_INSTRUCTIONS.format(tools=ctx.tools.describe())
+    messages = with_system(system, as_text(state.messages))
+    problem = ""
+    for _attempt in range(2):
+        text, directive = await _ask(ctx, messages)
+        if isinstance(directive, Directive):
+            return _apply(directive, runtime)
+        problem = directive
+        messages = [
+            *messages,
+            AIMessage(content=text),
+            HumanMessage(REPAIR_REQUEST.format(problem=problem)),
+        ]
+    note = {"note": GAVE_UP_NOTE.format(problem=problem)}
+    return {"observations": [*state.observations, note]}
+
+
+async def _ask(ctx: DuckContext, messages: list[Any]) -> tuple[str, Directive | str]:
+    client = ctx.models.json_client("action", "action_directive", DIRECTIVE_SCHEMA)
+    text = (await client.ainvoke(messages)).text
+    try:
+        return text, parse_directive(text, ctx.tools)
+    except DirectiveError as exc:
+        return text, str(exc)
+
+
+def _apply(directive: Directive, runtime: Runtime[DuckContext]) -> dict[str, Any]:
+    if directive.reasoning:
+        emit(runtime, "reasoning", text=directive.reasoning, source="action")
+    if not directive.calls:
+        return {}
+    return {"messages": [AIMessage(content="", tool_calls=directive.calls)]}
+
+
+def parse_directive(raw: Any, tools: ToolRegistry) -> Directive:
+    """Check a decoded directive against the schema and the known tools.
+
+    Raises:
+        DirectiveError: It is not an object with `actions`, names an unknown tool, or has
+            arguments the tool does not accept.
+    """
+    if isinstance(raw, str):
+        try:
+            raw = parse_json(raw)
+        except JSONReplyError as exc:
+            raise DirectiveError(str(exc)) from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("actions"), list):
+        raise DirectiveError('the reply must be an object with an "actions" list')
+    actions = raw["actions"]
+    if len(actions) > MAX_DIRECTIVE_ACTIONS:
+        raise DirectiveError(f"at most {MAX_DIRECTIVE_ACTIONS} actions per reply")
+    calls = [_to_call(i, action, tools) for i, action in enumerate(actions)]
+    reasoning = raw.get("reasoning")
+    return Directive(reasoning=reasoning if isinstance(reasoning, str) else "", calls=calls)
+
+
+def _to_call(index: int, action: Any, tools: ToolRegistry) -> ToolCall:
+    if not isinstance(action, dict) or not isinstance(action.get("tool"), str):
+        raise DirectiveError(f'action {index + 1} must be an object with a "tool" name')
+    name, args = action["tool"], action.get("args") or {}
+    tool = tools.get(name)
+    if tool is None:
+        raise DirectiveError(f"unknown tool {name!r}; the tools are {', '.join(tools.names)}")
+    if not isinstance(args, dict):
+        raise DirectiveError(f'"args" of action {index + 1} must be an object')
+    try:
+        tool.tool_call_schema.model_validate(args)  # type: ignore[union-attr]
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise DirectiveError(f"bad arguments for {name}: {problems}") from None
+    return ToolCall(name=name, args=args, id=f"call_{uuid.uuid4().hex[:12]}", type="tool_call")

@@ -1,0 +1,51 @@
+"""memory_policy: the memory_policy role says what from this turn deserves remembering.
+
+The store and the deterministic rules that guard it (threshold, no secrets, dedup,
+supersede) arrive with the memory issue; here the role's proposal is recorded in state.
+Like the critic, its failure never loses the answer.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Literal
+
+from ducklm.graph.state import DuckState
+from ducklm.nodes.structured import ask_validated, system_prompt, with_system
+from ducklm.nodes.transcript import transcript_text
+from langchain_core.messages import HumanMessage
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, Field
+
+from ducklm.context import DuckContext
+from ducklm.events import emit
+
+log = logging.getLogger(__name__)
+
+POLICY_FAILED = "The memory policy could not review this turn; the answer is not affected."
+
+
+class MemoryProposal(BaseModel):
+    """What the memory_policy role proposes to remember from one turn."""
+
+    should_store: bool
+    text: str = ""
+    scope: Literal["global", "workspace", "conversation"] = "conversation"
+    memory_type: str = "fact"
+    importance: float = Field(default=0.0, ge=0.0, le=1.0)
+
+
+async def decide_memory(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
+    """Ask the memory_policy role whether this turn holds something worth remembering."""
+    ctx = runtime.context
+    system = system_prompt(
+        ctx, "memory_policy", MemoryProposal.model_json_schema(), workspace=state.workspace
+    )
+    messages = with_system(system, [HumanMessage(content=transcript_text(state.messages))])
+    try:
+        proposal = await ask_validated(ctx, "memory_policy", MemoryProposal, messages)
+    except Exception:  # the answer is already out; a broken policy must not fail the run
+        log.warning("memory policy failed", exc_info=True)
+        emit(runtime, "error", stage="memory_policy", fatal=False, message=POLICY_FAILED)
+        return {"memory_decisions": []}
+    return {"memory_decisions": [proposal.model_dump()]}

@@ -1,0 +1,79 @@
+"""Asking a role for JSON, the same way for every role that needs structure."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from langchain_core.messages import BaseMessage, SystemMessage
+from pydantic import BaseModel
+
+from ducklm.context import DuckContext
+from ducklm.llm import schema_instructions
+from ducklm.roles import RoleName
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class JSONReplyError(ValueError):
+    """A model's reply is not the JSON asked for; the message is shown to it for repair."""
+
+
+def system_prompt(ctx: DuckContext, role: RoleName, schema: dict[str, Any], **fields: Any) -> str:
+    """The role's system prompt, with the schema spelled out when the server cannot enforce it."""
+    text = ctx.prompts.render(role, **fields)
+    if ctx.models.config(role).structured_output == "prompt":
+        text += "\n\n" + schema_instructions(schema)
+    return text
+
+
+async def ask_json(
+    ctx: DuckContext,
+    role: RoleName,
+    name: str,
+    schema: dict[str, Any],
+    messages: Sequence[BaseMessage],
+) -> tuple[str, Any]:
+    """Call `role` for JSON following `schema`; return the raw text and the parsed value.
+
+    Raises:
+        JSONReplyError: The reply is not JSON.
+    """
+    reply = await ctx.models.json_client(role, name, schema).ainvoke(list(messages))
+    text = reply.text
+    return text, parse_json(text)
+
+
+def parse_json(text: str) -> Any:
+    """Parse a model's JSON reply, tolerating a Markdown code fence around it.
+
+    Raises:
+        JSONReplyError: The text is not JSON.
+    """
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.strip("`")
+        body = body.removeprefix("json").strip()
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise JSONReplyError(f"the reply is not valid JSON ({exc.msg} at char {exc.pos})") from None
+
+
+def with_system(text: str, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """`messages` behind a system message."""
+    return [SystemMessage(content=text), *messages]
+
+
+async def ask_validated(
+    ctx: DuckContext, role: RoleName, model: type[M], messages: Sequence[BaseMessage]
+) -> M:
+    """Call `role` for JSON shaped like the pydantic `model` and validate the reply.
+
+    Raises:
+        JSONReplyError: The reply is not JSON.
+        pydantic.ValidationError: The JSON does not fit `model`.
+    """
+    _, raw = await ask_json(ctx, role, model.__name__, model.model_json_schema(), messages)
+    return model.model_validate(raw)

@@ -1,0 +1,66 @@
+"""How the conversation in state is shown to a model.
+
+Native tool calling sends the messages as they are. Roles that are not given tools (the
+thinker, the critic) and models in json mode see tool calls and results as plain text:
+small local models and their chat templates often cannot take `tool` messages.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
+
+NOT_RUN = "not run: the turn ended before this call ran"
+
+
+def for_native_tools(messages: Sequence[AnyMessage]) -> list[BaseMessage]:
+    """Messages for a model with tools bound.
+
+    A tool call with no result (a run that died mid-call) gets one, because OpenAI-style
+    servers reject a history with unanswered tool calls.
+    """
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    out: list[BaseMessage] = []
+    for message in messages:
+        out.append(message)
+        if isinstance(message, AIMessage):
+            out.extend(
+                ToolMessage(content=NOT_RUN, tool_call_id=call["id"], status="error")
+                for call in message.tool_calls
+                if call["id"] and call["id"] not in answered
+            )
+    return out
+
+
+def as_text(messages: Sequence[AnyMessage]) -> list[BaseMessage]:
+    """Messages with tool calls and results turned into plain text."""
+    out: list[BaseMessage] = []
+    for message in messages:
+        if isinstance(message, ToolMessage):
+            status = "failed" if message.status == "error" else "result"
+            out.append(
+                HumanMessage(content=f"[tool {message.name or 'call'} {status}]\n{message.text}")
+            )
+        elif isinstance(message, AIMessage) and message.tool_calls:
+            calls = "; ".join(
+                f"{c['name']}({json.dumps(c['args'], ensure_ascii=False)})"
+                for c in message.tool_calls
+            )
+            prefix = f"{message.text}\n" if message.text else ""
+            out.append(AIMessage(content=f"{prefix}[calling tools: {calls}]"))
+        elif isinstance(message, (HumanMessage, AIMessage)):
+            out.append(message)
+    return out
+
+
+def observations_text(observations: Sequence[dict[str, object]]) -> str:
+    """Notes of this turn that are not in the messages (e.g. a failed directive)."""
+    notes = [str(o["note"]) for o in observations if o.get("note")]
+    return "\n".join(f"- {n}" for n in notes)
+
+
+def transcript_text(messages: Sequence[AnyMessage], last: int = 12) -> str:
+    """The last `last` messages as one block of text, for roles that review a turn."""
+    return "\n\n".join(f"{m.type}: {m.text}" for m in as_text(messages[-last:]))

@@ -1,0 +1,1 @@
+"""Packaged prompts: one system prompt file per model role under `roles/`."""

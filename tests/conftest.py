@@ -1,0 +1,63 @@
+"""Fixtures shared by every test: no stray settings, and no blocking calls on the loop."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from blockbuster import BlockBuster, blockbuster_ctx
+
+from ducklm.runtime import DuckLM
+from ducklm.settings import Settings, load_settings
+from tests.support.scripted_llm import ScriptedLLM
+
+
+@pytest.fixture(autouse=True)
+def _no_duck_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests see only the settings they set: the machine's DUCK_* variables are hidden."""
+    for name in list(os.environ):
+        if name.startswith("DUCK_"):
+            monkeypatch.delenv(name)
+
+
+@pytest.fixture(autouse=True)
+def blockbuster() -> Iterator[BlockBuster]:
+    """Fail any test that makes a blocking call (file, socket, sleep) on the event loop."""
+    with blockbuster_ctx() as bb:
+        yield bb
+
+
+@pytest.fixture
+def llm() -> Iterator[ScriptedLLM]:
+    """A scripted OpenAI-compatible server on a free loopback port."""
+    with ScriptedLLM() as server:
+        yield server
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """An empty workspace folder."""
+    path = tmp_path / "workspace"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def settings(tmp_path: Path, workspace: Path, llm: ScriptedLLM) -> Settings:
+    """Settings pointing at the scripted server, a temporary data dir and workspace."""
+    return load_settings(
+        env_file=None,
+        llm_base_url=llm.base_url,
+        data_dir=tmp_path / "data",
+        workspace=workspace,
+        model_retry_initial_interval=0.01,
+    )
+
+
+@pytest.fixture
+async def duck(settings: Settings) -> AsyncIterator[DuckLM]:
+    """An open DuckLM on the scripted server."""
+    async with DuckLM.open(settings) as runtime:
+        yield runtime

@@ -1,0 +1,34 @@
+"""The tool loop through the whole graph, over real HTTP to the scripted model server."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from ducklm.runtime import DuckLM
+from tests.support.scripted_llm import ScriptedLLM, call, reply
+
+
+async def test_one_tool_call_then_answer(duck: DuckLM, llm: ScriptedLLM, workspace: Path) -> None:
+    await asyncio.to_thread((workspace / "notes.md").write_text, "buy duck food\n")
+    llm.script(
+        reply(tool_calls=[call("file_read", path="notes.md")]),
+        reply("The note says: buy duck food."),
+    )
+    result = await duck.run("What is in notes.md?", critic=False, memory=False)
+
+    assert result.status == "completed"
+    assert result.answer == "The note says: buy duck food."
+    types = [e["type"] for e in result.events]
+    assert types[0] == "run_started" and types[-1] == "done"
+    finished = next(e for e in result.events if e["type"] == "tool_call_finished")
+    assert finished["tool"] == "file_read"
+    assert finished["status"] == "success"
+    assert finished["output"] == "buy duck food\n"
+    tokens = "".join(e["text"] for e in result.events if e["type"] == "token")
+    assert tokens == "The note says: buy duck food."
+    # The second request carried the tool result back to the model.
+    second = llm.requests[1]["messages"]
+    assert second[-1]["role"] == "tool"
+    assert second[-1]["content"] == "buy duck food\n"
+    assert llm.pending == 0

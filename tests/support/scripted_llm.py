@@ -1,0 +1,593 @@
+"""A scripted, OpenAI-compatible chat-completions server for tests.
+
+`ScriptedLLM` listens on loopback and answers `POST /v1/chat/completions` with
+replies the test scripted in advance, so `langchain_openai.ChatOpenAI` (and the
+`openai` client under it) is exercised over real HTTP, streaming included,
+instead of through a mock of the client library.
+
+The server is pure standard library and runs on its own daemon thread, never on
+the test's event loop: the test suite runs blockbuster, which would flag any
+blocking socket or sleep call made on the loop.
+
+Example:
+    ```python
+    with ScriptedLLM() as llm:
+        llm.script(reply("Hello there"), reply(tool_calls=[call("search", q="ducks")]))
+        model = ChatOpenAI(base_url=llm.base_url, api_key="test", model="scripted",
+                           max_retries=0)
+        msg = await model.ainvoke("hi")
+        assert llm.requests[-1]["messages"][0]["content"] == "hi"
+    ```
+
+Note that the `openai` client retries 408/409/429/5xx twice by default, and
+every retry consumes a scripted reply: pass `max_retries=0` unless the test is
+about retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import itertools
+import json
+import re
+import socket
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Self
+
+__all__ = ["Reply", "ScriptedLLM", "ToolCallSpec", "call", "reply"]
+
+JSONDict = dict[str, Any]
+Responder = Callable[[JSONDict], "Reply"]
+
+# Tool-call arguments are streamed in slices of this size so clients must
+# reassemble them, as they must with real OpenAI streams.
+_ARG_SLICE = 16
+# How often the serving thread checks for close(); bounds close() latency.
+_POLL_INTERVAL_S = 0.05
+# Split after whitespace so every piece keeps its trailing spaces and the
+# pieces concatenate back to the exact original text.
+_PIECE_BOUNDARY = re.compile(r"(?<=\s)(?=\S)")
+
+
+@dataclass
+class ToolCallSpec:
+    """One native OpenAI tool call the scripted assistant makes.
+
+    Attributes:
+        name: Function (tool) name.
+        args: Arguments, sent JSON-encoded as `function.arguments`.
+        id: Tool-call id; when None the server generates `call_<n>`, with `n`
+            counting up across the server's lifetime.
+    """
+
+    name: str
+    args: dict[str, Any]
+    id: str | None = None
+
+
+@dataclass
+class Reply:
+    """One scripted answer to a chat-completions request.
+
+    Attributes:
+        content: Assistant text.
+        tool_calls: Native OpenAI tool calls, after any content.
+        reasoning: Sent as `reasoning_content` (llama-server style) in the
+            message or in stream deltas, before the content; omitted when empty.
+        status: HTTP status; anything but 200 sends an OpenAI-style error body
+            `{"error": {"message": ..., "type": ...}}` whose message is
+            `content` (or a generic text when `content` is empty).
+        delay_s: Seconds to sleep on the server thread before answering, e.g. to
+            exercise client timeouts or cancellation.
+        chunk_delay_s: Seconds to sleep between streamed chunks, so tests can
+            observe tokens arriving before the stream ends.
+        raw_body: When set, sent verbatim with `status` instead of a generated
+            body (for malformed-reply tests); the content type is
+            `text/event-stream` for a streaming request with status 200 and
+            `application/json` otherwise.
+    """
+
+    content: str = ""
+    tool_calls: list[ToolCallSpec] = field(default_factory=list)
+    reasoning: str = ""
+    status: int = 200
+    delay_s: float = 0.0
+    chunk_delay_s: float = 0.0
+    raw_body: str | None = None
+
+
+def reply(
+    content: str = "",
+    *,
+    tool_calls: Iterable[ToolCallSpec] = (),
+    reasoning: str = "",
+    status: int = 200,
+    delay_s: float = 0.0,
+    chunk_delay_s: float = 0.0,
+    raw_body: str | None = None,
+) -> Reply:
+    """Build a `Reply`; see its attributes for the meaning of each argument.
+
+    Returns:
+        The reply.
+    """
+    return Reply(
+        content=content,
+        tool_calls=list(tool_calls),
+        reasoning=reasoning,
+        status=status,
+        delay_s=delay_s,
+        chunk_delay_s=chunk_delay_s,
+        raw_body=raw_body,
+    )
+
+
+def call(name: str, /, **args: Any) -> ToolCallSpec:
+    """Build a `ToolCallSpec` with a generated id.
+
+    `name` is positional-only so a tool may itself take an argument called
+    `name`: `call("greet", name="Ada")`.
+
+    Args:
+        name: Tool name.
+        **args: Tool arguments.
+
+    Returns:
+        The tool-call spec.
+    """
+    return ToolCallSpec(name=name, args=dict(args))
+
+
+class ScriptedLLM:
+    """A loopback OpenAI-compatible server answering with scripted replies.
+
+    The server starts on `127.0.0.1` with an OS-assigned port as soon as the
+    object is created; use it as a context manager (`with ScriptedLLM() as
+    llm:`) or call `close()`. Each chat-completions request is answered by, in
+    order of precedence: the responder (`set_responder`), the next queued reply
+    (`script`), the default reply (`set_default`); with none of them the
+    server answers HTTP 500 "scripted server: no reply scripted for request #N".
+
+    Only one choice is ever returned, whatever the request's `n`. Token counts
+    in `usage` are whitespace-word counts, good enough to be non-zero and
+    deterministic.
+
+    Attributes:
+        base_url: The OpenAI base URL to give clients, e.g.
+            `http://127.0.0.1:43123/v1`.
+        requests: Every parsed chat-completions request body, in arrival order.
+    """
+
+    base_url: str
+    requests: list[JSONDict]
+
+    def __init__(self) -> None:
+        self.requests = []
+        self._queue: collections.deque[Reply] = collections.deque()
+        self._default: Reply | None = None
+        self._responder: Responder | None = None
+        # Serialises request numbering with picking a reply, so request #N
+        # always gets the N-th queued reply; only server threads take it,
+        # which keeps the test's event loop from ever waiting on it.
+        self._lock = threading.Lock()
+        self._call_ids = itertools.count(1)
+        self._connections: set[socket.socket] = set()
+        self._stop = threading.Event()
+        self._closed = False
+        self._server = _Server(self)
+        host, port = self._server.server_address[:2]
+        self.base_url = f"http://{host!s}:{port}/v1"
+        self._thread = threading.Thread(
+            target=self._serve, name=f"scripted-llm-{port}", daemon=True
+        )
+        self._thread.start()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def script(self, *replies: Reply) -> None:
+        """Append replies to the FIFO queue.
+
+        Args:
+            *replies: Replies for the next requests, in order.
+        """
+        self._queue.extend(replies)
+
+    def set_default(self, reply: Reply | None) -> None:
+        """Set the reply used, repeatedly, whenever the queue is empty.
+
+        Args:
+            reply: The fallback reply, or None to answer HTTP 500 instead.
+        """
+        self._default = reply
+
+    def set_responder(self, fn: Responder | None) -> None:
+        """Compute replies from the request instead of taking them from the queue.
+
+        The function runs on a server thread. If it raises, the request gets an
+        HTTP 500 naming the exception.
+
+        Args:
+            fn: Called with the parsed request body; None restores the queue.
+        """
+        self._responder = fn
+
+    @property
+    def pending(self) -> int:
+        """Number of scripted replies not yet consumed."""
+        return len(self._queue)
+
+    def close(self) -> None:
+        """Stop the server and drop open client connections; idempotent.
+
+        Off an event loop this waits for the serving thread to finish. On an
+        event loop it returns at once instead, because waiting would block the
+        loop; the thread then exits within one poll interval.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        self._stop.set()
+        # Kept-alive connections would otherwise keep their handler threads
+        # (and a late request) alive after the server is gone.
+        for conn in tuple(self._connections):
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            self._thread.join(timeout=5)
+
+    def _serve(self) -> None:
+        try:
+            while not self._stop.is_set():
+                self._server.handle_request()
+        finally:
+            self._server.server_close()
+
+    def _answer(self, body: JSONDict) -> tuple[int, Reply]:
+        """Record the request and pick its reply; runs on a server thread."""
+        with self._lock:
+            self.requests.append(body)
+            number = len(self.requests)
+            responder = self._responder
+            chosen: Reply | None = None
+            if responder is None:
+                try:
+                    chosen = self._queue.popleft()
+                except IndexError:
+                    chosen = self._default
+        if responder is not None:
+            try:
+                chosen = responder(body)
+            except Exception as exc:
+                return number, _error_reply(500, f"scripted server: responder raised {exc!r}")
+        if chosen is None:
+            return number, _error_reply(
+                500, f"scripted server: no reply scripted for request #{number}"
+            )
+        return number, chosen
+
+    def _next_call_id(self) -> str:
+        return f"call_{next(self._call_ids)}"
+
+
+def _error_reply(status: int, message: str) -> Reply:
+    return Reply(content=message, status=status)
+
+
+def _error_body(status: int, message: str) -> JSONDict:
+    kind = "server_error" if status >= 500 else "invalid_request_error"
+    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+
+def _pieces(text: str) -> list[str]:
+    """Split text into word-sized pieces that concatenate back to `text`."""
+    return [piece for piece in _PIECE_BOUNDARY.split(text) if piece]
+
+
+def _usage(request: JSONDict, reply: Reply) -> JSONDict:
+    prompt = 0
+    for message in request.get("messages") or []:
+        if isinstance(message, dict):
+            prompt += len(str(message.get("content") or "").split())
+    completion = len(reply.content.split()) + len(reply.reasoning.split())
+    completion += sum(len(json.dumps(tc.args).split()) for tc in reply.tool_calls)
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+def _wants_usage(request: JSONDict) -> bool:
+    options = request.get("stream_options")
+    return isinstance(options, dict) and bool(options.get("include_usage"))
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # close() must not wait for handler threads stuck on idle keep-alive reads.
+    block_on_close = False
+
+    def __init__(self, owner: ScriptedLLM) -> None:
+        self.owner = owner
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.timeout = _POLL_INTERVAL_S
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client hanging up mid-reply (cancelled stream, timeout, close())
+        # is routine in tests and not worth a traceback on stderr.
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    # HTTP/1.1 gives keep-alive, which is what the openai client's pool expects;
+    # every response therefore carries Content-Length or chunked framing.
+    protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate small writes; with Nagle's algorithm
+    # and the client's delayed ACK each response would stall for ~40 ms.
+    disable_nagle_algorithm = True
+    server: _Server
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.owner._connections.add(self.connection)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.owner._connections.discard(self.connection)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Keep test output quiet."""
+
+    def do_GET(self) -> None:
+        """Serve the health and model-list endpoints."""
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path == "/health":
+            self._send_json(200, {"status": "ok"})
+        elif path == "/v1/models":
+            self._send_json(
+                200,
+                {
+                    "object": "list",
+                    "data": [
+                        {"id": "scripted", "object": "model", "created": 0, "owned_by": "tests"}
+                    ],
+                },
+            )
+        else:
+            self._not_found()
+
+    def do_POST(self) -> None:
+        """Serve chat completions."""
+        raw = self._read_body()
+        if self.path.split("?", 1)[0].rstrip("/") != "/v1/chat/completions":
+            self._not_found()
+            return
+        try:
+            body = json.loads(raw or b"null")
+        except ValueError as exc:
+            self._send_json(400, _error_body(400, f"scripted server: invalid JSON: {exc}"))
+            return
+        if not isinstance(body, dict):
+            self._send_json(400, _error_body(400, "scripted server: body must be a JSON object"))
+            return
+        try:
+            self._complete(body)
+        except OSError:
+            raise
+        except Exception:
+            # A bug here should fail the test with a readable message, not
+            # leave the client waiting on a half-written response.
+            self.close_connection = True
+            self._send_json(500, _error_body(500, traceback.format_exc()))
+
+    def do_PUT(self) -> None:
+        """Reject other methods with 404, after consuming the body."""
+        self._read_body()
+        self._not_found()
+
+    do_DELETE = do_PATCH = do_PUT
+
+    def _complete(self, body: JSONDict) -> None:
+        number, chosen = self.server.owner._answer(body)
+        if chosen.delay_s > 0:
+            time.sleep(chosen.delay_s)
+        streaming = body.get("stream") is True
+        if chosen.raw_body is not None:
+            ctype = (
+                "text/event-stream" if streaming and chosen.status == 200 else "application/json"
+            )
+            self._send_bytes(chosen.status, chosen.raw_body.encode(), ctype)
+            return
+        if chosen.status != 200:
+            message = chosen.content or f"scripted error (HTTP {chosen.status})"
+            self._send_json(chosen.status, _error_body(chosen.status, message))
+            return
+        render = _Render(
+            request=body,
+            reply=chosen,
+            completion_id=f"chatcmpl-scripted-{number}",
+            call_ids=[
+                tc.id if tc.id is not None else self.server.owner._next_call_id()
+                for tc in chosen.tool_calls
+            ],
+        )
+        if streaming:
+            self._send_stream(render.chunks(), chosen.chunk_delay_s)
+        else:
+            self._send_json(200, render.completion())
+
+    def _read_body(self) -> bytes:
+        # Always consume the body: leftovers would be parsed as the next
+        # request on this kept-alive connection.
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _not_found(self) -> None:
+        self._send_json(
+            404, _error_body(404, f"scripted server: no route for {self.command} {self.path}")
+        )
+
+    def _send_json(self, status: int, payload: JSONDict) -> None:
+        self._send_bytes(status, json.dumps(payload).encode(), "application/json")
+
+    def _send_bytes(self, status: int, data: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def _send_stream(self, chunks: Iterable[JSONDict], chunk_delay_s: float) -> None:
+        # Chunked framing (rather than Connection: close) lets the client
+        # see where the body ends, so the openai client's post-[DONE] drain
+        # returns at once and the connection goes back to the pool.
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        first = True
+        for chunk in chunks:
+            if chunk_delay_s > 0 and not first:
+                time.sleep(chunk_delay_s)
+            first = False
+            self._write_chunk(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+        # [DONE] and the terminating zero-size chunk go out in one write so
+        # the end of the body is usually already buffered when the client
+        # sees [DONE].
+        self._write_chunk(b"data: [DONE]\n\n", last=True)
+
+    def _write_chunk(self, data: bytes, *, last: bool = False) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n%s" % (len(data), data, b"0\r\n\r\n" if last else b""))
+        self.wfile.flush()
+
+
+@dataclass
+class _Render:
+    """Turns a reply into OpenAI chat-completion JSON, whole or as chunks."""
+
+    request: JSONDict
+    reply: Reply
+    completion_id: str
+    call_ids: list[str]
+    created: int = field(default_factory=lambda: int(time.time()))
+
+    @property
+    def model(self) -> str:
+        return str(self.request.get("model") or "scripted")
+
+    @property
+    def finish_reason(self) -> str:
+        return "tool_calls" if self.reply.tool_calls else "stop"
+
+    def _envelope(self, kind: str) -> JSONDict:
+        return {
+            "id": self.completion_id,
+            "object": kind,
+            "created": self.created,
+            "model": self.model,
+            "system_fingerprint": None,
+        }
+
+    def completion(self) -> JSONDict:
+        message: JSONDict = {
+            "role": "assistant",
+            # OpenAI sends null content for a tool-call-only turn.
+            "content": self.reply.content or (None if self.reply.tool_calls else ""),
+            "refusal": None,
+        }
+        if self.reply.reasoning:
+            message["reasoning_content"] = self.reply.reasoning
+        if self.reply.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": tc.name, "arguments": json.dumps(tc.args)},
+                }
+                for tc, call_id in zip(self.reply.tool_calls, self.call_ids, strict=True)
+            ]
+        return {
+            **self._envelope("chat.completion"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": self.finish_reason,
+                }
+            ],
+            "usage": _usage(self.request, self.reply),
+        }
+
+    def _chunk(self, delta: JSONDict, finish_reason: str | None = None) -> JSONDict:
+        chunk = self._envelope("chat.completion.chunk")
+        chunk["choices"] = [
+            {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+        ]
+        return chunk
+
+    def chunks(self) -> Iterator[JSONDict]:
+        yield self._chunk({"role": "assistant", "content": "", "refusal": None})
+        for piece in _pieces(self.reply.reasoning):
+            yield self._chunk({"reasoning_content": piece})
+        for piece in _pieces(self.reply.content):
+            yield self._chunk({"content": piece})
+        for index, (tc, call_id) in enumerate(
+            zip(self.reply.tool_calls, self.call_ids, strict=True)
+        ):
+            yield self._chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": call_id,
+                            "type": "function",
+                            "function": {"name": tc.name, "arguments": ""},
+                        }
+                    ]
+                }
+            )
+            arguments = json.dumps(tc.args)
+            for start in range(0, len(arguments), _ARG_SLICE):
+                yield self._chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": index,
+                                "function": {"arguments": arguments[start : start + _ARG_SLICE]},
+                            }
+                        ]
+                    }
+                )
+        yield self._chunk({}, self.finish_reason)
+        if _wants_usage(self.request):
+            usage_chunk = self._envelope("chat.completion.chunk")
+            usage_chunk["choices"] = []
+            usage_chunk["usage"] = _usage(self.request, self.reply)
+            yield usage_chunk

@@ -1,0 +1,220 @@
+"""File tools: read, write, list and search inside the workspace.
+
+The docstrings are what the model reads. The workspace is injected by the tool node,
+never filled by the model. File system work runs on a worker thread so the event loop
+never waits on a disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import os
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+from ducklm.tools.workspace import PathError, relative_name, resolve_in_workspace
+from langchain_core.tools import InjectedToolArg, tool
+
+MAX_READ_CHARS = 200_000
+MAX_WRITE_CHARS = 1_000_000
+MAX_LIST_ENTRIES = 500
+MAX_SEARCH_MATCHES = 100
+MAX_SEARCH_FILE_BYTES = 2_000_000
+SKIPPED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv"})
+
+NOT_FOUND = "no file or folder at {path!r}"
+NOT_A_FILE = "{path!r} is a folder, not a file; use list_dir to see what it holds"
+NOT_A_DIR = "{path!r} is a file, not a folder; use file_read to read it"
+NOT_TEXT = "{path!r} is not a UTF-8 text file"
+FILE_EXISTS = (
+    "{path!r} already exists; call file_write again with overwrite=true to replace it "
+    "(the user will be asked to approve)"
+)
+TOO_LARGE = "content is {size} characters; the limit is {limit}"
+BAD_GLOB = "glob {glob!r} must stay inside the workspace (no absolute paths or '..')"
+
+
+class ToolError(Exception):
+    """A tool could not do what was asked; the message is shown to the model."""
+
+
+@tool(parse_docstring=True)
+async def file_read(path: str, workspace: Annotated[Path, InjectedToolArg]) -> str:  # noqa: D417  workspace is injected, not the model's
+    """Read a UTF-8 text file in the workspace.
+
+    Args:
+        path: File path relative to the workspace, e.g. "notes/todo.md".
+    """
+    return await asyncio.to_thread(_read, workspace, path)
+
+
+@tool(parse_docstring=True)
+async def file_write(  # noqa: D417  workspace is injected, not the model's
+    path: str,
+    content: str,
+    workspace: Annotated[Path, InjectedToolArg],
+    overwrite: bool = False,
+) -> str:
+    """Write a UTF-8 text file in the workspace, creating folders as needed.
+
+    Args:
+        path: File path relative to the workspace.
+        content: The full new text of the file.
+        overwrite: Replace the file if it already exists (the user is asked first).
+    """
+    return await asyncio.to_thread(_write, workspace, path, content, overwrite)
+
+
+@tool(parse_docstring=True)
+async def list_dir(  # noqa: D417  workspace is injected, not the model's
+    workspace: Annotated[Path, InjectedToolArg], path: str = "."
+) -> str:
+    """List the files and folders in a workspace folder.
+
+    Args:
+        path: Folder path relative to the workspace; "." is the workspace itself.
+    """
+    return await asyncio.to_thread(_list, workspace, path)
+
+
+@tool(parse_docstring=True)
+async def search_files(  # noqa: D417  workspace is injected, not the model's
+    query: str,
+    workspace: Annotated[Path, InjectedToolArg],
+    glob: str = "**/*",
+    case_sensitive: bool = False,
+) -> str:
+    """Find lines containing a text in the workspace's files.
+
+    Args:
+        query: The text to look for.
+        glob: Which files to search, e.g. "**/*.py" or "docs/*.md".
+        case_sensitive: Match upper and lower case exactly.
+    """
+    return await asyncio.to_thread(_search, workspace, query, glob, case_sensitive)
+
+
+FILE_TOOLS = (file_read, file_write, list_dir, search_files)
+
+
+def _checked(workspace: Path, path: str) -> Path:
+    try:
+        return resolve_in_workspace(workspace, path)
+    except PathError as exc:
+        raise ToolError(str(exc)) from None
+
+
+def _read(workspace: Path, path: str) -> str:
+    target = _checked(workspace, path)
+    if not target.exists():
+        raise ToolError(NOT_FOUND.format(path=path))
+    if target.is_dir():
+        raise ToolError(NOT_A_FILE.format(path=path))
+    try:
+        with target.open(encoding="utf-8") as fh:
+            text = fh.read(MAX_READ_CHARS + 1)
+    except UnicodeDecodeError:
+        raise ToolError(NOT_TEXT.format(path=path)) from None
+    if len(text) > MAX_READ_CHARS:
+        return (
+            text[:MAX_READ_CHARS] + f"\n[... cut: the file is longer than {MAX_READ_CHARS} chars]"
+        )
+    return text
+
+
+def _write(workspace: Path, path: str, content: str, overwrite: bool) -> str:
+    if len(content) > MAX_WRITE_CHARS:
+        raise ToolError(TOO_LARGE.format(size=len(content), limit=MAX_WRITE_CHARS))
+    target = _checked(workspace, path)
+    if target.is_dir():
+        raise ToolError(NOT_A_FILE.format(path=path))
+    existed = target.exists()
+    if existed and not overwrite:
+        raise ToolError(FILE_EXISTS.format(path=relative_name(workspace, target)))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Write beside the target and rename over it, so a failed write never leaves a
+    # half-written file where the original was.
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(content)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    verb = "replaced" if existed else "created"
+    return f"{verb} {relative_name(workspace, target)} ({len(content)} chars)"
+
+
+def _list(workspace: Path, path: str) -> str:
+    target = _checked(workspace, path)
+    if not target.exists():
+        raise ToolError(NOT_FOUND.format(path=path))
+    if not target.is_dir():
+        raise ToolError(NOT_A_DIR.format(path=path))
+    entries = sorted(target.iterdir(), key=lambda p: (not p.is_dir(), p.name))
+    lines = [
+        f"{p.name}/" if p.is_dir() else f"{p.name}  ({p.stat().st_size} bytes)"
+        for p in entries[:MAX_LIST_ENTRIES]
+    ]
+    if len(entries) > MAX_LIST_ENTRIES:
+        lines.append(f"[... {len(entries) - MAX_LIST_ENTRIES} more entries not shown]")
+    return "\n".join(lines) if lines else "(empty folder)"
+
+
+def _search(workspace: Path, query: str, glob: str, case_sensitive: bool) -> str:
+    if not query:
+        raise ToolError("query is empty")
+    if glob.startswith(("/", "~")) or ".." in Path(glob).parts:
+        raise ToolError(BAD_GLOB.format(glob=glob))
+    root = workspace.resolve()
+    needle = query if case_sensitive else query.lower()
+    matches: list[str] = []
+    for file in _walk(root):
+        rel = file.relative_to(root).as_posix()
+        if not _glob_match(rel, glob):
+            continue
+        matches.extend(_matches_in(file, rel, needle, case_sensitive))
+        if len(matches) >= MAX_SEARCH_MATCHES:
+            matches = matches[:MAX_SEARCH_MATCHES]
+            matches.append(f"[... stopped after {MAX_SEARCH_MATCHES} matches]")
+            break
+    return "\n".join(matches) if matches else f"no lines contain {query!r}"
+
+
+def _walk(root: Path) -> list[Path]:
+    files: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):  # does not follow links to folders
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+        base = Path(dirpath)
+        for name in sorted(filenames):
+            file = base / name
+            # A link may point out of the workspace: search only what really lies inside.
+            if not file.is_symlink():
+                files.append(file)
+    return files
+
+
+def _glob_match(rel: str, glob: str) -> bool:
+    if glob in ("**/*", "**", "*"):
+        return True
+    if glob.startswith("**/"):
+        return fnmatch.fnmatch(rel, glob) or fnmatch.fnmatch(rel, glob[3:])
+    return fnmatch.fnmatch(rel, glob)
+
+
+def _matches_in(file: Path, rel: str, needle: str, case_sensitive: bool) -> list[str]:
+    if file.stat().st_size > MAX_SEARCH_FILE_BYTES:
+        return []
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (UnicodeDecodeError, OSError):
+        return []
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        hay = line if case_sensitive else line.lower()
+        if needle in hay:
+            found.append(f"{rel}:{number}: {line.strip()[:200]}")
+    return found

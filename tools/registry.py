@@ -1,0 +1,51 @@
+"""The tools the action role may call, by name."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ducklm.tools.files import FILE_TOOLS
+from langchain_core.tools import BaseTool
+
+
+class ToolRegistry:
+    """A name-to-tool map with the schemas the model sees."""
+
+    def __init__(self, tools: Iterable[BaseTool]) -> None:
+        self._tools: Mapping[str, BaseTool] = {t.name: t for t in tools}
+
+    def get(self, name: str) -> BaseTool | None:
+        """The tool called `name`, or `None`."""
+        return self._tools.get(name)
+
+    @property
+    def names(self) -> list[str]:
+        """Tool names, in registration order."""
+        return list(self._tools)
+
+    @property
+    def tools(self) -> list[BaseTool]:
+        """The tools, for `bind_tools`."""
+        return list(self._tools.values())
+
+    def model_schema(self, name: str) -> dict[str, Any]:
+        """JSON schema of the arguments the model fills (injected ones left out)."""
+        schema: dict[str, Any] = self._tools[name].tool_call_schema.model_json_schema()  # type: ignore[union-attr]
+        return schema
+
+    def describe(self) -> str:
+        """One line per tool with its arguments, for prompts of models without tool calling."""
+        lines = []
+        for name, tool in self._tools.items():
+            props = self.model_schema(name).get("properties", {})
+            args = ", ".join(f"{arg}: {spec.get('type', 'any')}" for arg, spec in props.items())
+            summary = (tool.description or "").strip().splitlines()[0]
+            lines.append(f"- {name}({args}): {summary} Args: {json.dumps(props)}")
+        return "\n".join(lines)
+
+
+def default_tools() -> ToolRegistry:
+    """The tools DuckLM ships with."""
+    return ToolRegistry(FILE_TOOLS)
