@@ -99,7 +99,7 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
 
 async def cmd_chat(duck: DuckLM, args: argparse.Namespace) -> int:
     """`ducklm chat`."""
-    flags = {"critic": not args.no_critic, "memory": not args.no_memory}
+    flags: dict[str, Any] = {"critic": not args.no_critic, "memory": not args.no_memory}
     if args.message is not None:
         stream = duck.stream(args.message, thread_id=args.thread, **flags)
         return await _print_run(stream, ConsolePrinter(as_json=args.json))
@@ -179,7 +179,7 @@ async def _print_run(stream: AsyncIterator[Event], printer: ConsolePrinter) -> i
     return EXIT_CODES[status]
 
 
-async def _interactive(duck: DuckLM, thread_id: str, flags: dict[str, bool], as_json: bool) -> int:
+async def _interactive(duck: DuckLM, thread_id: str, flags: dict[str, Any], as_json: bool) -> int:
     print(f"DuckLM chat on thread {thread_id}. Empty line or Ctrl-D to leave.", file=sys.stderr)
     code = 0
     while True:

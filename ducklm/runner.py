@@ -11,13 +11,14 @@ import logging
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from langgraph.graph.state import CompiledStateGraph
+from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, Interrupt
 
 from ducklm.context import DuckContext
 from ducklm.events import UNAUDITED, Event, EventType, RunStatus, event, is_event
+from ducklm.graph.builder import DuckGraph
 from ducklm.model_errors import describe
 from ducklm.stores import AuditLog, Runs
 
@@ -37,7 +38,8 @@ class _Run:
 
     def __init__(self, thread_id: str, stores: RunStores) -> None:
         self.thread_id = thread_id
-        self.run_id = str(uuid.uuid4())
+        self.run_uuid = uuid.uuid4()
+        self.run_id = str(self.run_uuid)
         self.stores = stores
         self.status: RunStatus = "completed"
         self.answer = ""
@@ -51,7 +53,7 @@ class _Run:
 
 
 async def stream_run(
-    graph: CompiledStateGraph,  # type: ignore[type-arg]
+    graph: DuckGraph,
     graph_input: dict[str, Any] | Command[Any],
     *,
     thread_id: str,
@@ -66,10 +68,11 @@ async def stream_run(
     run = _Run(thread_id, stores)
     await stores.runs.start(run.run_id, thread_id)
     yield await run.record("run_started", {})
-    config = {"configurable": {"thread_id": thread_id}, "run_id": run.run_id}
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id}, "run_id": run.run_uuid}
     try:
+        # The input is a dict or a Command; the graph coerces it to its input schema.
         async for mode, chunk in graph.astream(
-            graph_input, config, context=context, stream_mode=["custom", "updates"]
+            cast(Any, graph_input), config, context=context, stream_mode=["custom", "updates"]
         ):
             for item in _translate(run, mode, chunk):
                 yield await run.record(item["type"], item)

@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
 from ducklm.context import Dependencies, open_dependencies
 from ducklm.events import Event, RunStatus
-from ducklm.graph.builder import build_graph
+from ducklm.graph.builder import DuckGraph, build_graph
 from ducklm.graph.state import DuckState
 from ducklm.runner import RunStores, stream_run
 from ducklm.settings import Settings, load_settings
@@ -54,7 +54,7 @@ class RunResult:
 class DuckLM:
     """An open DuckLM: the compiled graph on its SQLite checkpointer, plus its stores."""
 
-    def __init__(self, deps: Dependencies, graph: CompiledStateGraph) -> None:  # type: ignore[type-arg]
+    def __init__(self, deps: Dependencies, graph: DuckGraph) -> None:
         self._deps = deps
         self.graph = graph
 
@@ -121,7 +121,7 @@ class DuckLM:
         """
         interrupt_id, request = await self.pending_request(thread_id)
         parse_decisions(request, {"decisions": decisions})  # bad input fails here, not mid-run
-        command = Command(resume={interrupt_id: {"decisions": decisions}})
+        command: Command[Any] = Command(resume={interrupt_id: {"decisions": decisions}})
         async for item in self._stream(command, thread_id, critic, memory):
             yield item
 
@@ -184,7 +184,7 @@ def new_thread_id() -> str:
     return str(uuid.uuid4())
 
 
-def _config(thread_id: str) -> dict[str, Any]:
+def _config(thread_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread_id}}
 
 

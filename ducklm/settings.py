@@ -92,7 +92,7 @@ def load_settings(env_file: str | Path | None = ".env", **overrides: object) -> 
         SettingsError: A variable has a value DuckLM cannot use; the message names it.
     """
     try:
-        return Settings(_env_file=env_file, **overrides)  # type: ignore[call-arg]
+        return Settings(_env_file=env_file, **overrides)  # type: ignore[call-arg,arg-type]
     except ValidationError as exc:
         raise SettingsError(_describe(exc)) from None
 

@@ -29,6 +29,7 @@ from ducklm.nodes.recall import recall_memories
 from ducklm.nodes.thinker import write_answer
 from ducklm.nodes.tool import run_tools
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
@@ -37,6 +38,7 @@ from ducklm.model_errors import is_retryable
 
 Node = Callable[[DuckState, Runtime[DuckContext]], Awaitable[dict[str, Any]]]
 Route = Callable[[DuckState, Runtime[DuckContext]], Any]
+DuckGraph = CompiledStateGraph[DuckState, DuckContext, InputState, DuckState]
 
 
 def build_graph(
@@ -60,7 +62,7 @@ def build_graph(
         retry_on=is_retryable,
     )
     builder = StateGraph(DuckState, context_schema=DuckContext, input_schema=InputState)
-    for name, node, policy in (
+    nodes: tuple[tuple[str, Node, RetryPolicy | None], ...] = (
         ("context", prepare_turn, None),
         ("recall", recall_memories, None),
         ("action", decide_action, retry),
@@ -68,8 +70,9 @@ def build_graph(
         ("thinker", write_answer, retry),
         ("critic", reflect_on_turn, None),
         ("memory_policy", decide_memory, None),
-    ):
-        fn = _with_default_context(node, default_context) if default_context else node
+    )
+    for name, node, policy in nodes:
+        fn: Any = _with_default_context(node, default_context) if default_context else node
         builder.add_node(name, fn, retry_policy=policy)
     builder.add_edge(START, "context")
     builder.add_edge("context", "recall")

@@ -6,7 +6,6 @@ from typing import Literal
 
 from ducklm.graph.state import DuckState
 from langchain_core.messages import AIMessage
-from langgraph.graph import END
 from langgraph.runtime import Runtime
 
 from ducklm.context import DuckContext
@@ -38,7 +37,7 @@ def route_after_thinker(
         return "critic"
     if runtime.context.memory_enabled:
         return "memory_policy"
-    return END
+    return "__end__"
 
 
 def route_after_critic(
@@ -46,4 +45,4 @@ def route_after_critic(
 ) -> Literal["memory_policy", "__end__"]:
     """The memory policy runs when switched on."""
     del state
-    return "memory_policy" if runtime.context.memory_enabled else END
+    return "memory_policy" if runtime.context.memory_enabled else "__end__"

@@ -12,8 +12,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from ducklm.graph.builder import build_graph
-from langgraph.graph.state import CompiledStateGraph
+from ducklm.graph.builder import DuckGraph, build_graph
 
 from ducklm.context import open_dependencies
 from ducklm.settings import load_settings
@@ -23,7 +22,7 @@ graph = builder.compile(name="ducklm")
 
 
 @asynccontextmanager
-async def make_graph() -> AsyncIterator[CompiledStateGraph]:  # type: ignore[type-arg]
+async def make_graph() -> AsyncIterator[DuckGraph]:
     """Graph factory for the LangGraph server: the graph bound to this process's settings."""
     settings = await asyncio.to_thread(load_settings)
     async with open_dependencies(settings) as deps:

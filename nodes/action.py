@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from ducklm.graph.state import DuckState
 from ducklm.nodes.action_json import decide_with_directive
@@ -35,7 +35,7 @@ async def _decide_with_tools(state: DuckState, runtime: Runtime[DuckContext]) ->
     answer_streams = ctx.models.same_model("action", "thinker")
     reply: AIMessageChunk | None = None
     async for chunk in model.astream([SystemMessage(system), *for_native_tools(state.messages)]):
-        reply = chunk if reply is None else reply + chunk  # type: ignore[assignment]
+        reply = cast(AIMessageChunk, chunk if reply is None else reply + chunk)
         if answer_streams and chunk.text and not reply.tool_call_chunks:
             emit(runtime, "token", text=chunk.text)
     if reply is None:

@@ -35,7 +35,7 @@ async def write_answer(state: DuckState, runtime: Runtime[DuckContext]) -> dict[
         async for chunk in ctx.models.chat("thinker").astream(
             with_system(system, as_text(state.messages))
         ):
-            reply = chunk if reply is None else reply + chunk  # type: ignore[assignment]
+            reply = chunk if reply is None else reply + chunk
             if chunk.text:
                 emit(runtime, "token", text=chunk.text)
     except Exception as exc:
