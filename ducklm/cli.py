@@ -15,10 +15,11 @@ from typing import Any
 
 from ducklm.console import ConsolePrinter
 from ducklm.events import Event
+from ducklm.logs import start_file_logging
 from ducklm.role_prompts import PromptError
 from ducklm.roles import ModelsConfigError
 from ducklm.runtime import DuckLM, NotWaitingError, new_thread_id
-from ducklm.settings import SettingsError
+from ducklm.settings import SettingsError, load_settings
 from ducklm.tools.hitl import DecisionError
 
 EXIT_CODES = {"completed": 0, "interrupted": 3, "failed": 1}
@@ -41,8 +42,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 async def _run(command: Command, args: argparse.Namespace) -> int:
-    async with DuckLM.open() as duck:
-        return await command(duck, args)
+    settings = await asyncio.to_thread(load_settings)
+    listener = await asyncio.to_thread(start_file_logging, settings.data_dir)
+    try:
+        async with DuckLM.open(settings) as duck:
+            return await command(duck, args)
+    finally:
+        await asyncio.to_thread(listener.stop)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -131,7 +137,7 @@ async def cmd_events(duck: DuckLM, args: argparse.Namespace) -> int:
     """`ducklm events`."""
     for record in await duck.events(args.thread):
         if args.json:
-            print(json.dumps(record.data, default=str, ensure_ascii=False))
+            print(json.dumps({**record.data, "seq": record.seq}, default=str, ensure_ascii=False))
         else:
             print(f"{record.seq:>5} {record.type:<20} run {record.run_id}")
     return 0

@@ -69,7 +69,7 @@ MESSAGES: tuple[tuple[tuple[type[BaseException], ...], str], ...] = (
         "The model server sent a reply DuckLM could not read.",
     ),
 )
-INTERNAL_ERROR = "DuckLM hit an internal error; details are in the log."
+INTERNAL_ERROR = "DuckLM hit an internal error; details are in ducklm.log in the data dir."
 
 
 def describe(exc: BaseException) -> str:

@@ -28,7 +28,7 @@ from ducklm.graph.builder import DuckGraph, build_graph
 from ducklm.graph.state import DuckState
 from ducklm.runner import RunStores, stream_run
 from ducklm.settings import Settings, load_settings
-from ducklm.stores import ApprovalRule, AuditRecord
+from ducklm.stores import ApprovalRule, AuditRecord, RunRecord
 from ducklm.tools.hitl import DecisionError, HITLRequest, parse_decisions
 
 
@@ -153,6 +153,10 @@ class DuckLM:
         """The whole state of `thread_id`, or `None` for an unknown thread."""
         snapshot = await self.graph.aget_state(_config(thread_id))
         return DuckState(**snapshot.values) if snapshot.values else None
+
+    async def runs(self, thread_id: str) -> list[RunRecord]:
+        """The runs of `thread_id`, oldest first."""
+        return await self._deps.runs.for_thread(thread_id)
 
     async def events(self, thread_id: str, *, after: int = 0) -> list[AuditRecord]:
         """The audited events of `thread_id` with `seq > after`."""

@@ -14,6 +14,12 @@ from collections.abc import Awaitable, Callable
 from functools import wraps
 from typing import Any
 
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import RetryPolicy
+
+from ducklm.context import DuckContext
 from ducklm.graph.routing import (
     route_after_action,
     route_after_critic,
@@ -21,6 +27,7 @@ from ducklm.graph.routing import (
     route_after_tool,
 )
 from ducklm.graph.state import DuckState, InputState
+from ducklm.model_errors import is_retryable
 from ducklm.nodes.action import decide_action
 from ducklm.nodes.context import prepare_turn
 from ducklm.nodes.critic import reflect_on_turn
@@ -28,13 +35,6 @@ from ducklm.nodes.memory_policy import decide_memory
 from ducklm.nodes.recall import recall_memories
 from ducklm.nodes.thinker import write_answer
 from ducklm.nodes.tool import run_tools
-from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
-from langgraph.runtime import Runtime
-from langgraph.types import RetryPolicy
-
-from ducklm.context import DuckContext
-from ducklm.model_errors import is_retryable
 
 Node = Callable[[DuckState, Runtime[DuckContext]], Awaitable[dict[str, Any]]]
 Route = Callable[[DuckState, Runtime[DuckContext]], Any]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ducklm.graph.state import DuckState
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
 from ducklm.context import DuckContext
+from ducklm.graph.state import DuckState
 
 
 def route_after_action(state: DuckState) -> Literal["tool", "thinker"]:

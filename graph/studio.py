@@ -12,9 +12,8 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from ducklm.graph.builder import DuckGraph, build_graph
-
 from ducklm.context import open_dependencies
+from ducklm.graph.builder import DuckGraph, build_graph
 from ducklm.settings import load_settings
 
 builder = build_graph()

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from ducklm.graph.state import DuckState
-from ducklm.nodes.action_json import decide_with_directive
-from ducklm.nodes.transcript import for_native_tools
 from langchain_core.messages import AIMessageChunk, SystemMessage, message_chunk_to_message
 from langgraph.runtime import Runtime
 
 from ducklm.context import DuckContext
 from ducklm.events import emit
+from ducklm.graph.state import DuckState
+from ducklm.nodes.action_json import decide_with_directive
+from ducklm.nodes.transcript import for_native_tools
 
 
 async def decide_action(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:

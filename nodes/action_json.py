@@ -14,6 +14,13 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages.tool import ToolCall
+from langgraph.runtime import Runtime
+from pydantic import ValidationError
+
+from ducklm.context import DuckContext
+from ducklm.events import emit
 from ducklm.graph.state import DuckState
 from ducklm.nodes.structured import (
     JSONReplyError,
@@ -23,13 +30,6 @@ from ducklm.nodes.structured import (
 )
 from ducklm.nodes.transcript import as_text
 from ducklm.tools.registry import ToolRegistry
-from langchain_core.messages import AIMessage, HumanMessage
-from langchain_core.messages.tool import ToolCall
-from langgraph.runtime import Runtime
-from pydantic import ValidationError
-
-from ducklm.context import DuckContext
-from ducklm.events import emit
 
 DIRECTIVE_SCHEMA: dict[str, Any] = json.loads(
     resources.files("ducklm.config").joinpath("schemas/action_directive.json").read_text("utf-8")

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ducklm.graph.state import DuckState
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
 from ducklm.context import DuckContext
+from ducklm.graph.state import DuckState
 
 
 async def prepare_turn(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:

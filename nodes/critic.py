@@ -9,15 +9,15 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ducklm.graph.state import DuckState
-from ducklm.nodes.structured import ask_validated, system_prompt, with_system
-from ducklm.nodes.transcript import transcript_text
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
 from ducklm.context import DuckContext
 from ducklm.events import emit
+from ducklm.graph.state import DuckState
+from ducklm.nodes.structured import ask_validated, system_prompt, with_system
+from ducklm.nodes.transcript import transcript_text
 
 log = logging.getLogger(__name__)
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ducklm.graph.state import DuckState
 from langgraph.runtime import Runtime
 
 from ducklm.context import DuckContext
+from ducklm.graph.state import DuckState
 
 
 async def recall_memories(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:

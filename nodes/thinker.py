@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ducklm.graph.state import DuckState
-from ducklm.nodes.structured import with_system
-from ducklm.nodes.transcript import as_text, observations_text
 from langchain_core.messages import AIMessage, AIMessageChunk, AnyMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from ducklm.context import DuckContext
 from ducklm.events import emit
+from ducklm.graph.state import DuckState
 from ducklm.model_errors import PartialAnswerError
+from ducklm.nodes.structured import with_system
+from ducklm.nodes.transcript import as_text, observations_text
 
 EMPTY_ANSWER = "(The model returned an empty answer.)"
 STEP_LIMIT_NOTE = "The tool step limit ({n}) was reached; answer with what you have."

@@ -12,6 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages.tool import ToolCall
+from langchain_core.tools import BaseTool
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+from pydantic import ValidationError
+
+from ducklm.context import DuckContext
+from ducklm.events import emit
 from ducklm.graph.state import DuckState
 from ducklm.tools.files import ToolError
 from ducklm.tools.hitl import (
@@ -24,15 +33,6 @@ from ducklm.tools.hitl import (
     parse_decisions,
 )
 from ducklm.tools.policy import Verdict, assess
-from langchain_core.messages import AIMessage, ToolMessage
-from langchain_core.messages.tool import ToolCall
-from langchain_core.tools import BaseTool
-from langgraph.runtime import Runtime
-from langgraph.types import interrupt
-from pydantic import ValidationError
-
-from ducklm.context import DuckContext
-from ducklm.events import emit
 
 UNKNOWN_TOOL = "unknown tool {name!r}; the tools are: {names}"
 INVALID_CALL = "the call to {name!r} could not be read: {error}"

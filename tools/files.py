@@ -14,8 +14,9 @@ import tempfile
 from pathlib import Path
 from typing import Annotated
 
-from ducklm.tools.workspace import PathError, relative_name, resolve_in_workspace
 from langchain_core.tools import InjectedToolArg, tool
+
+from ducklm.tools.workspace import PathError, relative_name, resolve_in_workspace
 
 MAX_READ_CHARS = 200_000
 MAX_WRITE_CHARS = 1_000_000

@@ -6,8 +6,9 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ducklm.tools.files import FILE_TOOLS
 from langchain_core.tools import BaseTool
+
+from ducklm.tools.files import FILE_TOOLS
 
 
 class ToolRegistry:

@@ -1,0 +1,34 @@
+"""Logging to a file in the data dir, written by a background thread.
+
+People see event messages, never tracebacks; the details go to `<data dir>/ducklm.log`.
+A `QueueHandler` keeps the file writes off the event loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import queue
+from pathlib import Path
+
+LOG_FILE = "ducklm.log"
+FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def start_file_logging(data_dir: Path, level: int = logging.INFO) -> logging.handlers.QueueListener:
+    """Send every log record to the log file; stop the returned listener at exit.
+
+    Blocking (opens the file): call before the event loop runs or on a worker thread.
+    """
+    data_dir.mkdir(parents=True, exist_ok=True)
+    file_handler = logging.handlers.RotatingFileHandler(
+        data_dir / LOG_FILE, maxBytes=5_000_000, backupCount=3, encoding="utf-8"
+    )
+    file_handler.setFormatter(logging.Formatter(FORMAT))
+    records: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
+    listener = logging.handlers.QueueListener(records, file_handler, respect_handler_level=True)
+    root = logging.getLogger()
+    root.handlers = [logging.handlers.QueueHandler(records)]
+    root.setLevel(level)
+    listener.start()
+    return listener

@@ -1,0 +1,136 @@
+"""The `ducklm` command in separate processes: exit codes, JSON events, restart-then-resume."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from ducklm.events import EVENT_TYPES
+from ducklm.settings import Settings
+from tests.support.cli import cli_env, run_cli
+from tests.support.scripted_llm import ScriptedLLM, call, reply
+
+pytestmark = pytest.mark.slow
+
+
+async def test_chat_prints_the_streamed_answer(
+    settings: Settings, llm: ScriptedLLM, tmp_path: Path
+) -> None:
+    llm.script(reply("Quack quack."))
+    result = await run_cli(
+        "chat", "hi", "--no-critic", "--no-memory", env=cli_env(settings), cwd=tmp_path
+    )
+    assert result.code == 0, result.stderr
+    assert result.stdout == "Quack quack.\n"
+    assert "[completed] thread" in result.stderr
+
+
+async def test_restart_then_resume_from_sqlite(
+    settings: Settings, llm: ScriptedLLM, workspace: Path, tmp_path: Path
+) -> None:
+    target = workspace / "a.txt"
+    await asyncio.to_thread(target.write_text, "old")
+    env = cli_env(settings)
+    llm.script(reply(tool_calls=[call("file_write", path="a.txt", content="new", overwrite=True)]))
+
+    paused = await run_cli(
+        "chat",
+        "overwrite a.txt",
+        "--thread",
+        "T1",
+        "--json",
+        "--no-critic",
+        "--no-memory",
+        env=env,
+        cwd=tmp_path,
+    )
+    assert paused.code == 3, paused.stderr
+    events = paused.events()
+    assert {e["type"] for e in events} <= EVENT_TYPES
+    assert [e["type"] for e in events][-2:] == ["approval_requested", "done"]
+    assert events[-1]["status"] == "interrupted"
+    assert await asyncio.to_thread(target.read_text) == "old"
+
+    # A second process, sharing only the files in the data dir, answers the question.
+    llm.script(reply("Overwritten."))
+    resumed = await run_cli(
+        "resume",
+        "T1",
+        "--decision",
+        "approve",
+        "--json",
+        "--no-critic",
+        "--no-memory",
+        env=env,
+        cwd=tmp_path,
+    )
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.events()[-1] == {
+        **resumed.events()[-1],
+        "type": "done",
+        "status": "completed",
+        "answer": "Overwritten.",
+    }
+    assert await asyncio.to_thread(target.read_text) == "new"
+
+    history = await run_cli("history", "T1", "--json", env=env, cwd=tmp_path)
+    messages = [json.loads(line) for line in history.stdout.splitlines()]
+    assert [m["type"] for m in messages] == ["human", "ai", "tool", "ai"]
+
+    audit = await run_cli("events", "T1", "--json", env=env, cwd=tmp_path)
+    seqs = [json.loads(line)["seq"] for line in audit.stdout.splitlines()]
+    assert seqs == list(range(1, len(seqs) + 1)), (
+        "per-thread sequence is monotonic across processes"
+    )
+
+
+async def test_failed_run_exits_1_and_bad_input_exits_2(
+    settings: Settings, unused_tcp_port: int, tmp_path: Path
+) -> None:
+    env = cli_env(settings) | {"DUCK_LLM_BASE_URL": f"http://127.0.0.1:{unused_tcp_port}/v1"}
+    failed = await run_cli("chat", "hi", "--no-critic", "--no-memory", env=env, cwd=tmp_path)
+    assert failed.code == 1
+    assert "error: The model server is not reachable" in failed.stderr
+    assert "Traceback" not in failed.stderr
+
+    nothing = await run_cli("resume", "T9", "--decision", "approve", env=env, cwd=tmp_path)
+    assert nothing.code == 2
+    assert "not waiting for a decision" in nothing.stderr
+
+    bad = await run_cli("chat", "hi", env=env | {"DUCK_MAX_ACTION_STEPS": "lots"}, cwd=tmp_path)
+    assert bad.code == 2
+    assert "DUCK_MAX_ACTION_STEPS" in bad.stderr
+
+
+async def test_approvals_list_and_revoke(
+    settings: Settings, llm: ScriptedLLM, workspace: Path, tmp_path: Path
+) -> None:
+    await asyncio.to_thread((workspace / "a.txt").write_text, "old")
+    env = cli_env(settings)
+    llm.script(reply(tool_calls=[call("file_write", path="a.txt", content="new", overwrite=True)]))
+    await run_cli(
+        "chat", "overwrite", "--thread", "T2", "--no-critic", "--no-memory", env=env, cwd=tmp_path
+    )
+    llm.script(reply("ok"))
+    done = await run_cli(
+        "resume",
+        "T2",
+        "--decision",
+        "allow_forever",
+        "--no-critic",
+        "--no-memory",
+        env=env,
+        cwd=tmp_path,
+    )
+    assert done.code == 0, done.stderr
+
+    listed = await run_cli("approvals", "list", "--json", env=env, cwd=tmp_path)
+    (rule,) = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert rule["pattern"] == "overwrite:a.txt"
+    revoked = await run_cli("approvals", "revoke", str(rule["id"]), env=env, cwd=tmp_path)
+    assert revoked.code == 0
+    again = await run_cli("approvals", "revoke", str(rule["id"]), env=env, cwd=tmp_path)
+    assert again.code == 2

@@ -1,0 +1,93 @@
+"""Step limit, model server down, malformed replies, and a critic that fails."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ducklm.runtime import DuckLM
+from ducklm.settings import Settings
+from tests.support.scripted_llm import ScriptedLLM, call, reply
+
+
+async def test_step_limit_ends_the_tool_loop(duck: DuckLM, llm: ScriptedLLM) -> None:
+    limit = duck.settings.max_action_steps
+    llm.script(*[reply(tool_calls=[call("list_dir", path=".")]) for _ in range(limit)])
+    llm.script(reply("I looked around enough."))
+    result = await duck.run("look around forever", critic=False, memory=False)
+
+    assert result.status == "completed"
+    assert result.answer == "I looked around enough."
+    calls = [e for e in result.events if e["type"] == "tool_call_finished"]
+    assert len(calls) == limit
+    assert len(llm.requests) == limit + 1
+    thinker_system = llm.requests[-1]["messages"][0]["content"]
+    assert f"step limit ({limit}) was reached" in thinker_system
+    assert "tools" not in llm.requests[-1], "the thinker is not offered tools"
+
+
+async def test_model_server_down_fails_the_run_clearly(
+    settings: Settings, unused_tcp_port: int
+) -> None:
+    down = settings.model_copy(update={"llm_base_url": f"http://127.0.0.1:{unused_tcp_port}/v1"})
+    async with DuckLM.open(down) as duck:
+        result = await duck.run("hello", critic=False, memory=False)
+        assert result.status == "failed"
+        (error,) = [e for e in result.events if e["type"] == "error"]
+        assert error["message"].startswith("The model server is not reachable")
+        assert "Traceback" not in json.dumps(result.events)
+        assert "Errno" not in error["message"]
+        runs = await duck.runs(result.thread_id)
+        assert [r.status for r in runs] == ["failed"]
+
+
+async def test_server_errors_are_retried_then_succeed(duck: DuckLM, llm: ScriptedLLM) -> None:
+    llm.script(reply(status=503), reply(status=500), reply("Recovered."))
+    result = await duck.run("hello", critic=False, memory=False)
+    assert result.status == "completed"
+    assert result.answer == "Recovered."
+    assert len(llm.requests) == 3
+
+
+async def test_malformed_reply_is_retried_then_fails(duck: DuckLM, llm: ScriptedLLM) -> None:
+    attempts = duck.settings.model_retry_attempts
+    llm.script(*[reply(raw_body="data: {not json\n\n") for _ in range(attempts)])
+    result = await duck.run("hello", critic=False, memory=False)
+    assert result.status == "failed"
+    assert len(llm.requests) == attempts
+    error = next(e for e in result.events if e["type"] == "error")
+    assert error["message"] == "The model server sent a reply DuckLM could not read."
+
+
+async def test_a_failing_critic_never_loses_the_answer(duck: DuckLM, llm: ScriptedLLM) -> None:
+    llm.script(reply("Here is your answer."), reply("this is not json"), reply(status=500))
+    result = await duck.run("hello")
+    assert result.status == "completed"
+    assert result.answer == "Here is your answer."
+    stages = [e["stage"] for e in result.events if e["type"] == "error"]
+    assert stages == ["critic", "memory_policy"]
+    assert all(not e["fatal"] for e in result.events if e["type"] == "error")
+    messages = await duck.messages(result.thread_id)
+    assert messages[-1].text == "Here is your answer."
+
+
+async def test_critic_and_memory_policy_record_their_verdicts(
+    duck: DuckLM, llm: ScriptedLLM
+) -> None:
+    llm.script(
+        reply("Paris."),
+        reply(json.dumps({"score": 0.9, "summary": "answered"})),
+        reply(json.dumps({"should_store": False})),
+    )
+    result = await duck.run("capital of France?")
+    assert result.status == "completed"
+    (reflection,) = [e for e in result.events if e["type"] == "reflection_completed"]
+    assert reflection["score"] == pytest.approx(0.9)
+    state = await duck.state(result.thread_id)
+    assert state is not None
+    assert state.critique == {"score": 0.9, "summary": "answered"}
+    assert state.memory_decisions[0]["should_store"] is False
+    critic_request = llm.requests[1]
+    assert critic_request["response_format"]["type"] == "json_schema"
+    assert "Paris." in critic_request["messages"][-1]["content"]

@@ -1,0 +1,110 @@
+"""The action role in json mode: valid, invalid and unknown-tool directives."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from ducklm.runtime import DuckLM
+from ducklm.settings import Settings
+from tests.support.scripted_llm import ScriptedLLM, reply
+
+MODELS = """
+defaults: {{base_url: {url}, model: scripted, api_key: test}}
+roles:
+  action: {{tool_mode: json, structured_output: {mode}}}
+"""
+
+
+def _directive(*actions: tuple[str, dict[str, object]], reasoning: str = "because") -> str:
+    return json.dumps(
+        {"reasoning": reasoning, "actions": [{"tool": t, "args": a} for t, a in actions]}
+    )
+
+
+@pytest.fixture(params=["json_schema", "json_object_schema"])
+async def duck(
+    request: pytest.FixtureRequest, settings: Settings, llm: ScriptedLLM, tmp_path: Path
+) -> AsyncIterator[DuckLM]:
+    models = tmp_path / "models.yaml"
+    text = MODELS.format(url=llm.base_url, mode=request.param)
+    await asyncio.to_thread(models.write_text, text)
+    async with DuckLM.open(settings.model_copy(update={"models_config": models})) as runtime:
+        yield runtime
+
+
+async def test_valid_directive_runs_the_tool(
+    duck: DuckLM, llm: ScriptedLLM, workspace: Path
+) -> None:
+    await asyncio.to_thread((workspace / "todo.md").write_text, "feed ducks")
+    llm.script(
+        reply(_directive(("file_read", {"path": "todo.md"}), reasoning="read the list")),
+        reply(_directive()),
+        reply("Your list says: feed ducks."),
+    )
+    result = await duck.run("what is on my list?", critic=False, memory=False)
+
+    assert result.status == "completed"
+    assert result.answer == "Your list says: feed ducks."
+    reasoning = [e["text"] for e in result.events if e["type"] == "reasoning"]
+    assert reasoning == ["read the list", "because"]
+    finished = next(e for e in result.events if e["type"] == "tool_call_finished")
+    assert finished["output"] == "feed ducks"
+    first = llm.requests[0]
+    assert "tools" not in first, "json mode must not send native tools"
+    fmt = first["response_format"]
+    schema = fmt["json_schema"]["schema"] if fmt["type"] == "json_schema" else fmt["schema"]
+    assert fmt["type"] in ("json_schema", "json_object")
+    assert schema["required"] == ["reasoning", "actions"]
+    # The tool result reached the model as plain text, not as a `tool` message.
+    second = llm.requests[1]["messages"]
+    assert all(m["role"] != "tool" for m in second)
+    assert "feed ducks" in second[-1]["content"]
+
+
+async def test_invalid_json_gets_one_repair(duck: DuckLM, llm: ScriptedLLM) -> None:
+    llm.script(
+        reply("sure! I will list the folder"),
+        reply(_directive(("list_dir", {"path": "."}))),
+        reply(_directive()),
+        reply("The folder is empty."),
+    )
+    result = await duck.run("what is here?", critic=False, memory=False)
+    assert result.status == "completed"
+    assert result.answer == "The folder is empty."
+    repair = llm.requests[1]["messages"][-1]["content"]
+    assert "not valid JSON" in repair
+    assert llm.pending == 0
+
+
+async def test_unknown_tool_twice_goes_on_to_the_thinker_with_a_note(
+    duck: DuckLM, llm: ScriptedLLM
+) -> None:
+    llm.script(
+        reply(_directive(("rm_rf", {}))),
+        reply(_directive(("delete_everything", {}))),
+        reply("I could not use a tool for this."),
+    )
+    result = await duck.run("clean up", critic=False, memory=False)
+    assert result.status == "completed"
+    assert result.answer == "I could not use a tool for this."
+    assert "unknown tool 'rm_rf'" in llm.requests[1]["messages"][-1]["content"]
+    thinker_system = llm.requests[2]["messages"][0]["content"]
+    assert "no usable directive" in thinker_system
+    assert "unknown tool 'delete_everything'" in thinker_system
+    assert not [e for e in result.events if e["type"].startswith("tool_call")]
+
+
+async def test_bad_arguments_are_repaired(duck: DuckLM, llm: ScriptedLLM) -> None:
+    llm.script(
+        reply(_directive(("file_read", {"file": "x"}))),
+        reply(_directive()),
+        reply("Nothing to read."),
+    )
+    result = await duck.run("read it", critic=False, memory=False)
+    assert result.status == "completed"
+    assert "bad arguments for file_read" in llm.requests[1]["messages"][-1]["content"]

@@ -1,0 +1,60 @@
+"""Running the `ducklm` command as a separate process, the way a person does."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ducklm.settings import Settings
+
+
+@dataclass
+class CliResult:
+    """What one `ducklm` process printed and how it exited."""
+
+    code: int
+    stdout: str
+    stderr: str
+
+    def events(self) -> list[dict[str, Any]]:
+        """The JSON events of a `--json` run."""
+        return [json.loads(line) for line in self.stdout.splitlines() if line.strip()]
+
+
+def cli_env(settings: Settings) -> dict[str, str]:
+    """An environment that points a `ducklm` process at the same files as `settings`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DUCK_")}
+    env.update(
+        DUCK_LLM_BASE_URL=settings.llm_base_url or "",
+        DUCK_DATA_DIR=str(settings.data_dir),
+        DUCK_WORKSPACE=str(settings.workspace),
+        DUCK_MODEL_RETRY_INITIAL_INTERVAL=str(settings.model_retry_initial_interval),
+    )
+    return env
+
+
+async def run_cli(
+    *args: str, env: dict[str, str], cwd: Path, stdin: str | None = None, limit_s: float = 60
+) -> CliResult:
+    """Run `python -m ducklm.cli ARGS` to completion without blocking the event loop."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "ducklm.cli",
+        *args,
+        env=env,
+        cwd=cwd,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(
+        proc.communicate(stdin.encode() if stdin is not None else None), limit_s
+    )
+    assert proc.returncode is not None
+    return CliResult(proc.returncode, out.decode(), err.decode())
