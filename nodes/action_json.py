@@ -22,13 +22,15 @@ from pydantic import ValidationError
 from ducklm.context import DuckContext
 from ducklm.events import emit
 from ducklm.graph.state import DuckState
+from ducklm.llm import schema_instructions
 from ducklm.nodes.structured import (
     JSONReplyError,
     parse_json,
-    system_prompt,
     with_system,
 )
 from ducklm.nodes.transcript import as_text
+from ducklm.role_prompts import Prompts
+from ducklm.roles import StructuredOutput
 from ducklm.tools.registry import ToolRegistry
 
 DIRECTIVE_SCHEMA: dict[str, Any] = json.loads(
@@ -37,6 +39,7 @@ DIRECTIVE_SCHEMA: dict[str, Any] = json.loads(
 MAX_DIRECTIVE_ACTIONS = 4
 
 JSON_MODE_INSTRUCTIONS = """
+
 Tools you can use:
 {tools}
 
@@ -66,13 +69,13 @@ class DirectiveError(ValueError):
 async def decide_with_directive(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
     """Ask the action role for a directive; turn its actions into tool calls."""
     ctx = runtime.context
-    system = system_prompt(
-        ctx,
-        "action",
-        DIRECTIVE_SCHEMA,
+    system = directive_prompt(
+        ctx.prompts,
+        ctx.tools,
+        structured_output=ctx.models.config("action").structured_output,
         workspace=state.workspace,
         max_steps=ctx.settings.max_action_steps,
-    ) + JSON_MODE_INSTRUCTIONS.format(tools=ctx.tools.describe())
+    )
     messages = with_system(system, as_text(state.messages))
     problem = ""
     for _attempt in range(2):
@@ -87,6 +90,22 @@ async def decide_with_directive(state: DuckState, runtime: Runtime[DuckContext])
         ]
     note = {"note": GAVE_UP_NOTE.format(problem=problem)}
     return {"observations": [*state.observations, note]}
+
+
+def directive_prompt(
+    prompts: Prompts,
+    tools: ToolRegistry,
+    *,
+    structured_output: StructuredOutput,
+    workspace: str,
+    max_steps: int,
+) -> str:
+    """The action role's system prompt in json mode: its prompt file plus the directive format."""
+    text = prompts.render("action", workspace=workspace, max_steps=max_steps)
+    text += JSON_MODE_INSTRUCTIONS.format(tools=tools.describe())
+    if structured_output == "prompt":
+        text += "\n" + schema_instructions(DIRECTIVE_SCHEMA)
+    return text
 
 
 async def _ask(ctx: DuckContext, messages: list[Any]) -> tuple[str, Directive | str]:

@@ -37,14 +37,22 @@ class ToolRegistry:
         return schema
 
     def describe(self) -> str:
-        """One line per tool with its arguments, for prompts of models without tool calling."""
-        lines = []
+        """Each tool with its arguments, for prompts of models without tool calling."""
+        blocks = []
         for name, tool in self._tools.items():
-            props = self.model_schema(name).get("properties", {})
-            args = ", ".join(f"{arg}: {spec.get('type', 'any')}" for arg, spec in props.items())
+            schema = self.model_schema(name)
+            props, required = schema.get("properties", {}), set(schema.get("required", []))
             summary = (tool.description or "").strip().splitlines()[0]
-            lines.append(f"- {name}({args}): {summary} Args: {json.dumps(props)}")
-        return "\n".join(lines)
+            lines = [f"- {name}({', '.join(props)}): {summary}"]
+            for arg, spec in props.items():
+                need = (
+                    "required" if arg in required else f"default {json.dumps(spec.get('default'))}"
+                )
+                lines.append(
+                    f"    {arg} ({spec.get('type', 'any')}, {need}): {spec.get('description', '')}"
+                )
+            blocks.append("\n".join(lines))
+        return "\n".join(blocks)
 
 
 def default_tools() -> ToolRegistry:

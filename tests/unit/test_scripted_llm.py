@@ -8,6 +8,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 import openai
@@ -33,13 +34,17 @@ def llm() -> Iterator[ScriptedLLM]:
         yield server
 
 
-def chat(server: ScriptedLLM, **kwargs: Any) -> ChatOpenAI:
-    return ChatOpenAI(
-        base_url=server.base_url,
-        api_key=SecretStr("test"),
-        model="scripted",
-        max_retries=0,
-        **kwargs,
+async def chat(server: ScriptedLLM, **kwargs: Any) -> ChatOpenAI:
+    # Building a client reads files (SSL context, package metadata): keep it off the loop.
+    return await asyncio.to_thread(
+        partial(
+            ChatOpenAI,
+            base_url=server.base_url,
+            api_key=SecretStr("test"),
+            model="scripted",
+            max_retries=0,
+            **kwargs,
+        )
     )
 
 
@@ -72,7 +77,7 @@ async def collect(model: Any, prompt: str) -> list[BaseMessageChunk]:
 async def test_ainvoke_returns_scripted_content_and_records_request(llm: ScriptedLLM) -> None:
     llm.script(reply("Quack, hello."))
 
-    msg = await chat(llm).ainvoke("hi there")
+    msg = await (await chat(llm)).ainvoke("hi there")
 
     assert msg.content == "Quack, hello."
     assert llm.requests[-1]["messages"] == [{"role": "user", "content": "hi there"}]
@@ -84,7 +89,7 @@ async def test_ainvoke_returns_scripted_content_and_records_request(llm: Scripte
 @pytest.mark.asyncio
 async def test_replies_are_consumed_in_order(llm: ScriptedLLM) -> None:
     llm.script(reply("one"), reply("two"))
-    model = chat(llm)
+    model = await chat(llm)
 
     assert (await model.ainvoke("a")).content == "one"
     assert llm.pending == 1
@@ -97,7 +102,7 @@ async def test_astream_yields_several_chunks_joining_to_content(llm: ScriptedLLM
     text = "The quick  brown duck\njumps over the pond."
     llm.script(reply(text))
 
-    chunks = await collect(chat(llm), "go")
+    chunks = await collect((await chat(llm)), "go")
 
     texts = [c.content for c in chunks if c.content]
     assert len(texts) > 1
@@ -111,7 +116,7 @@ async def test_stream_arrives_incrementally(llm: ScriptedLLM) -> None:
     started = time.monotonic()
     arrivals: list[float] = []
 
-    async for chunk in chat(llm).astream("go"):
+    async for chunk in (await chat(llm)).astream("go"):
         if chunk.content:
             arrivals.append(time.monotonic() - started)
 
@@ -124,7 +129,7 @@ async def test_stream_arrives_incrementally(llm: ScriptedLLM) -> None:
 async def test_tool_call_via_ainvoke(llm: ScriptedLLM) -> None:
     llm.script(reply(tool_calls=[call("search", query="ducks", limit=3)]))
 
-    msg = await chat(llm).bind_tools([search]).ainvoke("find ducks")
+    msg = await (await chat(llm)).bind_tools([search]).ainvoke("find ducks")
 
     assert msg.tool_calls == [
         {
@@ -150,7 +155,7 @@ async def test_tool_calls_via_astream(llm: ScriptedLLM) -> None:
         )
     )
 
-    chunks = await collect(chat(llm).bind_tools([search]), "find birds")
+    chunks = await collect((await chat(llm)).bind_tools([search]), "find birds")
 
     assert len(chunks) > 3
     total = chunks[0]
@@ -169,7 +174,7 @@ async def test_tool_calls_via_astream(llm: ScriptedLLM) -> None:
 async def test_stream_usage_chunk_when_requested(llm: ScriptedLLM) -> None:
     llm.script(reply("two words"))
 
-    chunks = await collect(chat(llm, stream_usage=True), "count these three")
+    chunks = await collect((await chat(llm, stream_usage=True)), "count these three")
 
     total = chunks[0]
     for chunk in chunks[1:]:
@@ -186,13 +191,13 @@ async def test_status_500_reply_raises_internal_server_error(llm: ScriptedLLM) -
     llm.script(reply("model exploded", status=500))
 
     with pytest.raises(openai.InternalServerError, match="model exploded"):
-        await chat(llm).ainvoke("hi")
+        await (await chat(llm)).ainvoke("hi")
 
 
 @pytest.mark.asyncio
 async def test_empty_queue_without_default_is_a_clear_500(llm: ScriptedLLM) -> None:
     with pytest.raises(openai.InternalServerError, match="no reply scripted for request #1"):
-        await chat(llm).ainvoke("hi")
+        await (await chat(llm)).ainvoke("hi")
 
 
 @pytest.mark.asyncio
@@ -200,12 +205,12 @@ async def test_error_status_while_streaming(llm: ScriptedLLM) -> None:
     llm.script(reply("slow down", status=429))
 
     with pytest.raises(openai.RateLimitError, match="slow down"):
-        await collect(chat(llm), "hi")
+        await collect((await chat(llm)), "hi")
 
 
 @pytest.mark.asyncio
 async def test_default_and_responder(llm: ScriptedLLM) -> None:
-    model = chat(llm)
+    model = await chat(llm)
     llm.set_default(reply("fallback"))
     assert (await model.ainvoke("a")).content == "fallback"
     assert (await model.ainvoke("b")).content == "fallback"
@@ -225,7 +230,7 @@ async def test_malformed_raw_body_reaches_the_client(llm: ScriptedLLM) -> None:
 
     # ChatOpenAI parses the raw response itself, so this is not an openai error.
     with pytest.raises(json.JSONDecodeError):
-        await chat(llm).ainvoke("hi")
+        await (await chat(llm)).ainvoke("hi")
 
 
 def test_reasoning_is_sent_as_reasoning_content(llm: ScriptedLLM) -> None:
@@ -299,7 +304,7 @@ async def test_no_blocking_calls_on_the_event_loop() -> None:
     # close all happen while blockbuster watches the loop thread.
     with blockbuster_ctx("tests.support.scripted_llm"), ScriptedLLM() as server:
         server.script(reply("a b c", delay_s=0.05), reply("d e f", delay_s=0.05))
-        model = chat(server)
+        model = await chat(server)
         assert (await model.ainvoke("x")).content == "a b c"
         assert [c.content for c in await collect(model, "y") if c.content] == ["d ", "e ", "f"]
         assert server.pending == 0

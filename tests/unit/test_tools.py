@@ -1,0 +1,87 @@
+"""File tools, workspace confinement and the approval policy, without a model."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from ducklm.tools.files import FILE_EXISTS, ToolError, _list, _read, _search, _write
+from ducklm.tools.policy import assess
+from ducklm.tools.workspace import PathError, resolve_in_workspace
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "a.md").write_text("Duck facts\nducks quack\n")
+    (root / "b.txt").write_text("no birds here\n")
+    (tmp_path / "secret.txt").write_text("outside")
+    return root
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "../secret.txt",
+        "docs/../../secret.txt",
+        "/etc/passwd",
+        "~/.bashrc",
+        "",
+        "a\x00b",
+        "x" * 5000,
+    ],
+)
+def test_paths_outside_or_unusable_are_refused(ws: Path, path: str) -> None:
+    with pytest.raises(PathError):
+        resolve_in_workspace(ws, path)
+
+
+def test_sibling_with_shared_prefix_is_outside(ws: Path) -> None:
+    sibling = ws.parent / "ws-other"
+    sibling.mkdir()
+    with pytest.raises(PathError):
+        resolve_in_workspace(ws, "../ws-other/x")
+
+
+def test_symlink_leading_out_is_refused(ws: Path) -> None:
+    os.symlink(ws.parent / "secret.txt", ws / "link.txt")
+    with pytest.raises(ToolError, match="outside the workspace"):
+        _read(ws, "link.txt")
+
+
+def test_read_write_list_search(ws: Path) -> None:
+    assert _read(ws, "docs/a.md") == "Duck facts\nducks quack\n"
+    assert _write(ws, "new/c.txt", "hello", overwrite=False) == "created new/c.txt (5 chars)"
+    assert (ws / "new" / "c.txt").read_text() == "hello"
+    with pytest.raises(ToolError) as exists:
+        _write(ws, "new/c.txt", "again", overwrite=False)
+    assert str(exists.value) == FILE_EXISTS.format(path="new/c.txt")
+    assert (ws / "new" / "c.txt").read_text() == "hello"
+    assert _write(ws, "new/c.txt", "again", overwrite=True).startswith("replaced")
+    assert _list(ws, ".").splitlines()[:2] == ["docs/", "new/"]
+    assert _search(ws, "DUCK", "**/*", case_sensitive=False).splitlines() == [
+        "docs/a.md:1: Duck facts",
+        "docs/a.md:2: ducks quack",
+    ]
+    assert _search(ws, "DUCK", "**/*", case_sensitive=True) == "no lines contain 'DUCK'"
+    assert _search(ws, "birds", "*.md", case_sensitive=False) == "no lines contain 'birds'"
+    with pytest.raises(ToolError, match="must stay inside"):
+        _search(ws, "x", "../*", case_sensitive=False)
+
+
+def test_no_temporary_file_is_left_behind(ws: Path) -> None:
+    _write(ws, "b.txt", "replaced", overwrite=True)
+    assert sorted(p.name for p in ws.iterdir()) == ["b.txt", "docs"]
+
+
+def test_policy(ws: Path) -> None:
+    assert assess("file_read", {"path": "b.txt"}, ws).action == "allow"
+    assert assess("file_write", {"path": "new.txt", "content": "x"}, ws).action == "allow"
+    overwrite = assess("file_write", {"path": "b.txt", "content": "x", "overwrite": True}, ws)
+    assert (overwrite.action, overwrite.rule_key) == ("ask", "overwrite:b.txt")
+    same = assess("file_write", {"path": "docs/../b.txt", "content": "y", "overwrite": True}, ws)
+    assert same.rule_key == overwrite.rule_key, "the rule is for the normalized path"
+    assert assess("shell_exec", {"command": "ls"}, ws).action == "ask"
