@@ -45,6 +45,20 @@ class DuckContext:
         return dataclasses.replace(self, critic_enabled=critic, memory_enabled=memory)
 
 
+@dataclass(kw_only=True, frozen=True)
+class RunSwitches:
+    """The context a LangGraph server run may set: just the per-run switches.
+
+    Studio and Agent Protocol clients can only send JSON, so a graph served there
+    declares this as its context schema and fills in the rest from its default context.
+    """
+
+    critic: bool = True
+    """Run the critic after the answer."""
+    memory: bool = True
+    """Run the memory policy after the answer."""
+
+
 @dataclass(frozen=True)
 class Dependencies:
     """Everything opened for a process: the run context plus the runner's stores."""

@@ -19,7 +19,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
-from ducklm.context import DuckContext
+from ducklm.context import DuckContext, RunSwitches
 from ducklm.graph.routing import (
     route_after_action,
     route_after_critic,
@@ -50,8 +50,10 @@ def build_graph(
     """The cognitive cycle as an uncompiled `StateGraph`.
 
     Args:
-        default_context: Used when a run brings no context (LangGraph Studio and the
-            Agent Protocol send none); callers that pass `context=` need none.
+        default_context: For graphs served by a LangGraph server (Studio, `langgraph
+            dev`), whose runs bring only JSON: the graph then takes `RunSwitches` as its
+            context and fills in the rest from this. Callers that pass a `DuckContext`
+            as `context=` need none.
         retry_attempts: Attempts of a model call on retryable errors (connection,
             timeout, 5xx, malformed reply), with exponential backoff.
         retry_initial_interval: Seconds before the first retry.
@@ -61,7 +63,11 @@ def build_graph(
         initial_interval=retry_initial_interval,
         retry_on=is_retryable,
     )
-    builder = StateGraph(DuckState, context_schema=DuckContext, input_schema=InputState)
+    # A LangGraph server sends a JSON context ({} when the run sets none), which LangGraph
+    # coerces into the context schema before any node runs: DuckContext(**{}) would fail.
+    # A graph with a default context therefore takes only the per-run switches.
+    schema: type[Any] = RunSwitches if default_context else DuckContext
+    builder = StateGraph(DuckState, context_schema=schema, input_schema=InputState)
     nodes: tuple[tuple[str, Node, RetryPolicy | None], ...] = (
         ("context", prepare_turn, None),
         ("recall", recall_memories, None),
@@ -93,19 +99,24 @@ def build_graph(
 
 def _with_default_context(node: Node, default: DuckContext) -> Node:
     @wraps(node)
-    async def with_context(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
-        if runtime.context is None:
-            runtime = runtime.override(context=default)
-        return await node(state, runtime)
+    async def with_context(state: DuckState, runtime: Runtime[Any]) -> dict[str, Any]:
+        return await node(state, _filled(runtime, default))
 
     return with_context
 
 
 def _route_with_default_context(route: Route, default: DuckContext) -> Route:
     @wraps(route)
-    def with_context(state: DuckState, runtime: Runtime[DuckContext]) -> Any:
-        if runtime.context is None:
-            runtime = runtime.override(context=default)
-        return route(state, runtime)
+    def with_context(state: DuckState, runtime: Runtime[Any]) -> Any:
+        return route(state, _filled(runtime, default))
 
     return with_context
+
+
+def _filled(runtime: Runtime[Any], default: DuckContext) -> Runtime[DuckContext]:
+    """`runtime` with a full DuckContext: the caller's, or the default with its switches."""
+    given = runtime.context
+    if isinstance(given, DuckContext):
+        return runtime
+    switches = given if isinstance(given, RunSwitches) else RunSwitches()
+    return runtime.override(context=default.for_run(critic=switches.critic, memory=switches.memory))

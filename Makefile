@@ -1,0 +1,33 @@
+# The two commands of the README: `make run` and `make test`. Both set up .venv first.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: install run test lint typecheck bench
+
+# Reinstall only when the project's dependencies change; pip's wheel cache keeps
+# reinstalls fast.
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	$(VENV)/bin/ducklm chat
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: install
+	scripts/typecheck.sh
+
+test: lint typecheck
+	$(PY) -m pytest
+
+bench: install
+	$(PY) scripts/bench/turn_overhead.py
+	$(PY) scripts/bench/checkpoint_growth.py
