@@ -9,9 +9,11 @@ reads), so `ModelRoles.build` runs on a worker thread, never on the event loop.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
 from langchain_openai import ChatOpenAI
 
 from ducklm.roles import RoleConfig, RoleName
@@ -23,6 +25,7 @@ class ModelRoles:
     def __init__(self, configs: Mapping[RoleName, RoleConfig], clients: Mapping[RoleName, Any]):
         self._configs = dict(configs)
         self._clients = dict(clients)
+        self._with_tools: dict[tuple[RoleName, tuple[str, ...]], Runnable[Any, Any]] = {}
 
     @classmethod
     def build(cls, configs: Mapping[RoleName, RoleConfig]) -> ModelRoles:
@@ -37,6 +40,17 @@ class ModelRoles:
         """The chat client of `role`."""
         client: ChatOpenAI = self._clients[role]
         return client
+
+    def with_tools(self, role: RoleName, tools: Sequence[BaseTool]) -> Runnable[Any, Any]:
+        """The role's client with `tools` bound, built once per tool list.
+
+        Binding converts every tool to its JSON schema, about half a millisecond per call:
+        the action role would pay it at every step.
+        """
+        key = (role, tuple(tool.name for tool in tools))
+        if key not in self._with_tools:
+            self._with_tools[key] = self.chat(role).bind_tools(tools)
+        return self._with_tools[key]
 
     def same_model(self, a: RoleName, b: RoleName) -> bool:
         """Whether two roles would send a request to the same model on the same server."""

@@ -66,7 +66,8 @@ async def stream_run(
     people, not exception text) and a `done` with status `failed`.
     """
     run = _Run(thread_id, stores)
-    await stores.runs.start(run.run_id, thread_id)
+    # The run's row rides in the same commit as its first and last audit events.
+    await stores.runs.start(run.run_id, thread_id, commit=False)
     yield await run.record("run_started", {})
     config: RunnableConfig = {"configurable": {"thread_id": thread_id}, "run_id": run.run_uuid}
     try:
@@ -80,7 +81,9 @@ async def stream_run(
         log.exception("run %s on thread %s failed", run.run_id, thread_id)
         run.status, run.error = "failed", describe(exc)
         yield await run.record("error", {"message": run.error, "fatal": True})
-    await stores.runs.finish(run.run_id, run.status, answer=run.answer or None, error=run.error)
+    await stores.runs.finish(
+        run.run_id, run.status, answer=run.answer or None, error=run.error, commit=False
+    )
     yield await run.record("done", {"status": run.status, "answer": run.answer})
 
 
@@ -92,9 +95,9 @@ def _translate(run: _Run, mode: str, chunk: Any) -> list[Event]:
     if "__interrupt__" in chunk:
         run.status = "interrupted"
         return [_approval_event(i) for i in chunk["__interrupt__"]]
-    thinker = chunk.get("thinker")
-    if isinstance(thinker, dict) and thinker.get("final"):
-        run.answer = thinker["final"]
+    for update in chunk.values():  # the thinker, or the action role when it answered
+        if isinstance(update, dict) and update.get("final"):
+            run.answer = update["final"]
     return []
 
 

@@ -19,7 +19,6 @@ from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.types import Command
 
 from ducklm.context import Dependencies, open_dependencies
@@ -29,6 +28,7 @@ from ducklm.graph.state import DuckState
 from ducklm.runner import RunStores, stream_run
 from ducklm.settings import Settings, load_settings
 from ducklm.stores import ApprovalRule, AuditRecord, RunRecord
+from ducklm.stores.checkpoints import open_checkpointer
 from ducklm.tools.hitl import DecisionError, HITLRequest, parse_decisions
 
 
@@ -73,7 +73,7 @@ class DuckLM:
             settings = await asyncio.to_thread(load_settings, **overrides)
         async with (
             open_dependencies(settings) as deps,
-            AsyncSqliteSaver.from_conn_string(str(settings.checkpoint_db)) as saver,
+            open_checkpointer(settings.checkpoint_db) as saver,
         ):
             graph = build_graph(
                 retry_attempts=settings.model_retry_attempts,
@@ -110,10 +110,12 @@ class DuckLM:
         thread_id: str,
         decisions: list[dict[str, Any]],
         *,
-        critic: bool = True,
-        memory: bool = True,
+        critic: bool | None = None,
+        memory: bool | None = None,
     ) -> AsyncIterator[Event]:
         """Answer the question a thread is paused at and yield the rest of the run.
+
+        `critic` and `memory` change the paused turn's switches; `None` keeps them.
 
         Raises:
             NotWaitingError: The thread is not paused at a question.
@@ -121,8 +123,14 @@ class DuckLM:
         """
         interrupt_id, request = await self.pending_request(thread_id)
         parse_decisions(request, {"decisions": decisions})  # bad input fails here, not mid-run
-        command: Command[Any] = Command(resume={interrupt_id: {"decisions": decisions}})
-        async for item in self._stream(command, thread_id, critic, memory):
+        switches = {"run_critic": critic, "run_memory_policy": memory}
+        command: Command[Any] = Command(
+            resume={interrupt_id: {"decisions": decisions}},
+            update={k: v for k, v in switches.items() if v is not None} or None,
+        )
+        async for item in self._stream(
+            command, thread_id, critic is not False, memory is not False
+        ):
             yield item
 
     async def resume_run(
@@ -171,8 +179,14 @@ class DuckLM:
         return await self._deps.context.approvals.revoke(rule_id)
 
     async def _stream(
-        self, graph_input: dict[str, Any] | Command[Any], thread_id: str, critic: bool, memory: bool
+        self,
+        graph_input: dict[str, Any] | Command[Any],
+        thread_id: str,
+        critic: bool = True,
+        memory: bool = True,
     ) -> AsyncIterator[Event]:
+        # The switches reach the graph through the context node, which copies them into
+        # the state when a turn starts; a resume changes them with a state update instead.
         async for item in stream_run(
             self.graph,
             graph_input,

@@ -1,7 +1,8 @@
-r"""Builds the cognitive cycle.
+"""Builds the cognitive cycle.
 
-    START -> context -> recall -> action --(tool calls)--> tool --> action ...
-                                         \\--(none)--> thinker -> [critic] -> [memory_policy] -> END
+    START -> (context | recall) -> action -(tool calls)-> tool -> action ...
+                                  action -(no calls)-> thinker -> [critic] -> [memory_policy] -> END
+                                  action -(its reply is the answer)-> [critic] -> ...
 
 The builder is returned uncompiled: whoever opens a checkpointer compiles it (the
 library facade, the CLI, the server, tests); `langgraph.json` gets it compiled without
@@ -22,8 +23,8 @@ from langgraph.types import RetryPolicy
 from ducklm.context import DuckContext, RunSwitches
 from ducklm.graph.routing import (
     route_after_action,
+    route_after_answer,
     route_after_critic,
-    route_after_thinker,
     route_after_tool,
 )
 from ducklm.graph.state import DuckState, InputState
@@ -37,7 +38,6 @@ from ducklm.nodes.thinker import write_answer
 from ducklm.nodes.tool import run_tools
 
 Node = Callable[[DuckState, Runtime[DuckContext]], Awaitable[dict[str, Any]]]
-Route = Callable[[DuckState, Runtime[DuckContext]], Any]
 DuckGraph = CompiledStateGraph[DuckState, DuckContext, InputState, DuckState]
 
 
@@ -80,19 +80,14 @@ def build_graph(
     for name, node, policy in nodes:
         fn: Any = _with_default_context(node, default_context) if default_context else node
         builder.add_node(name, fn, retry_policy=policy)
+    # context and recall share a superstep (one checkpoint); action waits for both.
     builder.add_edge(START, "context")
-    builder.add_edge("context", "recall")
-    builder.add_edge("recall", "action")
+    builder.add_edge(START, "recall")
+    builder.add_edge(["context", "recall"], "action")
     builder.add_conditional_edges("action", route_after_action)
-    for source, route in (
-        ("tool", route_after_tool),
-        ("thinker", route_after_thinker),
-        ("critic", route_after_critic),
-    ):
-        builder.add_conditional_edges(
-            source,
-            _route_with_default_context(route, default_context) if default_context else route,
-        )
+    builder.add_conditional_edges("tool", route_after_tool)
+    builder.add_conditional_edges("thinker", route_after_answer)
+    builder.add_conditional_edges("critic", route_after_critic)
     builder.add_edge("memory_policy", END)
     return builder
 
@@ -101,14 +96,6 @@ def _with_default_context(node: Node, default: DuckContext) -> Node:
     @wraps(node)
     async def with_context(state: DuckState, runtime: Runtime[Any]) -> dict[str, Any]:
         return await node(state, _filled(runtime, default))
-
-    return with_context
-
-
-def _route_with_default_context(route: Route, default: DuckContext) -> Route:
-    @wraps(route)
-    def with_context(state: DuckState, runtime: Runtime[Any]) -> Any:
-        return route(state, _filled(runtime, default))
 
     return with_context
 

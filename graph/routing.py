@@ -1,48 +1,46 @@
-"""Routing: pure functions from state (and the run's context) to the next node."""
+"""Routing: pure functions from the state to the next node."""
 
 from __future__ import annotations
 
 from typing import Literal
 
 from langchain_core.messages import AIMessage
-from langgraph.runtime import Runtime
 
-from ducklm.context import DuckContext
 from ducklm.graph.state import DuckState
 
+AfterAnswer = Literal["critic", "memory_policy", "__end__"]
 
-def route_after_action(state: DuckState) -> Literal["tool", "thinker"]:
-    """Tool calls go to the tool node; a reply without them means it is time to answer."""
+
+def route_after_action(
+    state: DuckState,
+) -> Literal["tool", "thinker", "critic", "memory_policy", "__end__"]:
+    """Tool calls go to the tool node; without them, the answer is next.
+
+    When the action role's reply already is the answer (`final` set), the thinker is
+    skipped; otherwise the thinker writes it.
+    """
     last = state.messages[-1] if state.messages else None
     if isinstance(last, AIMessage) and (last.tool_calls or last.invalid_tool_calls):
         return "tool"
+    if state.final:
+        return route_after_answer(state)
     return "thinker"
 
 
-def route_after_tool(
-    state: DuckState, runtime: Runtime[DuckContext]
-) -> Literal["action", "thinker"]:
+def route_after_tool(state: DuckState) -> Literal["action", "thinker"]:
     """Back to the action role, unless the turn has used all its action steps."""
-    if state.step >= runtime.context.settings.max_action_steps:
-        return "thinker"
-    return "action"
+    return "thinker" if state.step >= state.step_limit else "action"
 
 
-def route_after_thinker(
-    state: DuckState, runtime: Runtime[DuckContext]
-) -> Literal["critic", "memory_policy", "__end__"]:
+def route_after_answer(state: DuckState) -> AfterAnswer:
     """After the answer: the critic, then the memory policy, each only when switched on."""
-    del state
-    if runtime.context.critic_enabled:
+    if state.run_critic:
         return "critic"
-    if runtime.context.memory_enabled:
+    if state.run_memory_policy:
         return "memory_policy"
     return "__end__"
 
 
-def route_after_critic(
-    state: DuckState, runtime: Runtime[DuckContext]
-) -> Literal["memory_policy", "__end__"]:
+def route_after_critic(state: DuckState) -> Literal["memory_policy", "__end__"]:
     """The memory policy runs when switched on."""
-    del state
-    return "memory_policy" if runtime.context.memory_enabled else "__end__"
+    return "memory_policy" if state.run_memory_policy else "__end__"

@@ -1,5 +1,9 @@
 """The graph state: small, because every superstep is checkpointed.
 
+Per-turn switches live here rather than in the run context so that routing stays a pure
+function of the state: LangGraph evaluates edges without a runtime when a client edits
+the state (`update_state`, Studio, time travel).
+
 `messages` uses a `DeltaChannel`: a checkpoint stores the new messages of its step, not
 the whole list again. With the default `add_messages` channel a thread's checkpoints grow
 with the square of its length (about 130 MB after 200 turns, measured here).
@@ -49,3 +53,9 @@ class DuckState(InputState):
     """What the memory policy decided about this turn."""
     summary: str = ""
     """Running summary of history too old to send in full."""
+    step_limit: int = 4
+    """Action steps allowed in this turn (fixed when the turn starts)."""
+    run_critic: bool = True
+    """Whether the critic reviews this turn (fixed when the turn starts)."""
+    run_memory_policy: bool = True
+    """Whether the memory policy reviews this turn (fixed when the turn starts)."""

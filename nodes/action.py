@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from langchain_core.messages import AIMessageChunk, SystemMessage, message_chunk_to_message
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    SystemMessage,
+    message_chunk_to_message,
+)
 from langgraph.runtime import Runtime
 
 from ducklm.context import DuckContext
@@ -29,9 +35,9 @@ async def _decide_with_tools(state: DuckState, runtime: Runtime[DuckContext]) ->
     system = ctx.prompts.render(
         "action", workspace=state.workspace, max_steps=ctx.settings.max_action_steps
     )
-    model = ctx.models.chat("action").bind_tools(ctx.tools.tools)
+    model = ctx.models.with_tools("action", ctx.tools.tools)
     # When the thinker would send its request to this same model, a reply without tool
-    # calls is the answer itself (the thinker keeps it), so its text streams as it comes.
+    # calls is the answer itself: its text streams as it comes and the thinker is skipped.
     answer_streams = ctx.models.same_model("action", "thinker")
     reply: AIMessageChunk | None = None
     async for chunk in model.astream([SystemMessage(system), *for_native_tools(state.messages)]):
@@ -40,4 +46,18 @@ async def _decide_with_tools(state: DuckState, runtime: Runtime[DuckContext]) ->
             emit(runtime, "token", text=chunk.text)
     if reply is None:
         return {}
-    return {"messages": [message_chunk_to_message(reply)]}
+    message = message_chunk_to_message(reply)
+    update: dict[str, Any] = {"messages": [message]}
+    if answer_streams and is_answer(message):
+        update["final"] = message.text
+    return update
+
+
+def is_answer(message: BaseMessage) -> bool:
+    """Whether an action reply is a final answer: text, and no tool calls of any kind."""
+    return (
+        isinstance(message, AIMessage)
+        and not message.tool_calls
+        and not message.invalid_tool_calls
+        and bool(message.text.strip())
+    )

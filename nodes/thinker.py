@@ -20,14 +20,11 @@ NOTES_HEADER = "\n\nNotes on this turn:\n"
 
 
 async def write_answer(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
-    """Stream the thinker's answer, or keep the action role's when it already answered."""
+    """Stream the thinker's answer to the turn."""
     ctx = runtime.context
     last = state.messages[-1] if state.messages else None
-    if answered_by_action(last, ctx):
-        assert isinstance(last, AIMessage)
-        return {"final": last.text}
     system = ctx.prompts.render("thinker", workspace=state.workspace)
-    notes = _notes(state, ctx, last)
+    notes = _notes(state, last)
     if notes:
         system += NOTES_HEADER + notes
     reply: AIMessageChunk | None = None
@@ -46,25 +43,9 @@ async def write_answer(state: DuckState, runtime: Runtime[DuckContext]) -> dict[
     return {"messages": [AIMessage(content=answer)], "final": answer}
 
 
-def answered_by_action(last: AnyMessage | None, ctx: DuckContext) -> bool:
-    """Whether the action role's last reply is already the answer (and has streamed).
-
-    True in native mode when the action role replied with text and no tool calls, and the
-    thinker role is the same model on the same server: asking again would only repeat it.
-    """
-    return (
-        isinstance(last, AIMessage)
-        and not last.tool_calls
-        and not last.invalid_tool_calls
-        and bool(last.text.strip())
-        and ctx.models.config("action").tool_mode == "native"
-        and ctx.models.same_model("action", "thinker")
-    )
-
-
-def _notes(state: DuckState, ctx: DuckContext, last: AnyMessage | None) -> str:
+def _notes(state: DuckState, last: AnyMessage | None) -> str:
     notes = observations_text(state.observations)
-    if isinstance(last, ToolMessage) and state.step >= ctx.settings.max_action_steps:
-        step_note = "- " + STEP_LIMIT_NOTE.format(n=ctx.settings.max_action_steps)
+    if isinstance(last, ToolMessage) and state.step >= state.step_limit:
+        step_note = "- " + STEP_LIMIT_NOTE.format(n=state.step_limit)
         notes = f"{notes}\n{step_note}" if notes else step_note
     return notes

@@ -27,23 +27,35 @@ class Runs:
     def __init__(self, db: Database) -> None:
         self._conn = db.conn
 
-    async def start(self, run_id: str, thread_id: str) -> None:
-        """Record that `run_id` started on `thread_id`."""
+    async def start(self, run_id: str, thread_id: str, *, commit: bool = True) -> None:
+        """Record that `run_id` started on `thread_id`.
+
+        With `commit=False` the row is committed by the next write on this connection
+        (the runner lets its first audit event carry it: one commit instead of two).
+        """
         await self._conn.execute(
             "INSERT INTO runs (run_id, thread_id, status, started_at) VALUES (?, ?, 'running', ?)",
             (run_id, thread_id, time.time()),
         )
-        await self._conn.commit()
+        if commit:
+            await self._conn.commit()
 
     async def finish(
-        self, run_id: str, status: str, *, answer: str | None = None, error: str | None = None
+        self,
+        run_id: str,
+        status: str,
+        *,
+        answer: str | None = None,
+        error: str | None = None,
+        commit: bool = True,
     ) -> None:
-        """Record how `run_id` ended."""
+        """Record how `run_id` ended (`commit=False`: as in `start`)."""
         await self._conn.execute(
             "UPDATE runs SET status = ?, finished_at = ?, answer = ?, error = ? WHERE run_id = ?",
             (status, time.time(), answer, error, run_id),
         )
-        await self._conn.commit()
+        if commit:
+            await self._conn.commit()
 
     async def get(self, run_id: str) -> RunRecord | None:
         """The run `run_id`, or `None`."""

@@ -158,3 +158,16 @@ async def test_resume_of_a_thread_that_is_not_waiting(duck: DuckLM, llm: Scripte
     await duck.run("hello", thread_id="t2", critic=False, memory=False)
     with pytest.raises(NotWaitingError, match="not waiting"):
         await duck.resume_run("t2", [{"type": "approve"}])
+
+
+async def test_resume_can_switch_the_critic_off(
+    duck: DuckLM, llm: ScriptedLLM, existing: Path
+) -> None:
+    llm.script(reply(tool_calls=[OVERWRITE]))
+    paused = await duck.run("overwrite a.txt", thread_id="t3")  # critic and memory on
+    assert paused.status == "interrupted"
+    llm.script(reply("Overwritten."))
+    result = await duck.resume_run("t3", [{"type": "approve"}], critic=False, memory=False)
+    assert result.status == "completed"
+    assert llm.pending == 0
+    assert len(llm.requests) == 2, "no critic or memory-policy request after the answer"
