@@ -41,7 +41,7 @@ from ducklm.graph.state import Messages
 from ducklm.runtime import DuckLM
 
 TURNS = 200
-READS = 15
+READS = 41
 MAX_DELTA_MB = 10.0
 TOOL_TEXT = "Pond log. " * 50  # ~500 chars, the size of a small file_read result
 ANSWER_TEXT = "The pond log says the ducks are fine. " * 8  # ~300 chars
@@ -126,7 +126,7 @@ async def open_duck(stack: AsyncExitStack, llm: ScriptedLLM, root: Path) -> Subj
             raise RuntimeError(f"turn {n} ended {result.status}: {result.events[-2:]}")
 
     saver: Any = duck.graph.checkpointer
-    name = "DuckLM graph (real, 7 supersteps/turn)"
+    name = "DuckLM graph (real, 4 supersteps/turn)"
     return Subject(name, settings.checkpoint_db, saver, turn, lambda _: duck.state("bench"))
 
 
