@@ -12,10 +12,11 @@ import dataclasses
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from ducklm.llm import ModelRoles
-from ducklm.role_prompts import Prompts, load_prompts
-from ducklm.roles import load_roles
+from ducklm.role_prompts import Prompts, load_prompts, prompts_dir
+from ducklm.roles import default_models_path, load_roles
 from ducklm.settings import Settings
 from ducklm.stores import ApprovalRules, AuditLog, Database, Runs, open_database
 from ducklm.tools.registry import ToolRegistry, default_tools
@@ -35,6 +36,8 @@ class DuckContext:
     """Tools the action role may call."""
     approvals: ApprovalRules
     """Actions a person allowed forever."""
+    protected: tuple[Path, ...] = ()
+    """DuckLM's own config and data: writes there always ask, even inside the workspace."""
     critic_enabled: bool = True
     """Run the critic after the answer."""
     memory_enabled: bool = True
@@ -69,13 +72,16 @@ class Dependencies:
     audit: AuditLog
 
 
-def _load_static(settings: Settings) -> tuple[ModelRoles, Prompts]:
+def _load_static(settings: Settings) -> tuple[ModelRoles, Prompts, tuple[Path, ...]]:
     roles = load_roles(
         settings.models_config, base_url=settings.llm_base_url, api_key=settings.llm_api_key
     )
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     settings.workspace.mkdir(parents=True, exist_ok=True)
-    return ModelRoles.build(roles), load_prompts(roles)
+    protected = [settings.data_dir, default_models_path().parent, prompts_dir()]
+    if settings.models_config:
+        protected.append(settings.models_config)
+    return ModelRoles.build(roles), load_prompts(roles), tuple(p.resolve() for p in protected)
 
 
 @asynccontextmanager
@@ -88,7 +94,7 @@ async def open_dependencies(
         ModelsConfigError: The models file is invalid.
         PromptError: A prompt file is missing or invalid.
     """
-    models, prompts = await asyncio.to_thread(_load_static, settings)
+    models, prompts, protected = await asyncio.to_thread(_load_static, settings)
     async with open_database(settings.duck_db) as db:
         context = DuckContext(
             settings=settings,
@@ -96,5 +102,6 @@ async def open_dependencies(
             prompts=prompts,
             tools=tools or default_tools(),
             approvals=ApprovalRules(db),
+            protected=protected,
         )
         yield Dependencies(context=context, db=db, runs=Runs(db), audit=AuditLog(db))

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from ducklm.context import DuckContext
 from ducklm.events import emit
 from ducklm.graph.state import DuckState
-from ducklm.tools.files import ToolError
+from ducklm.tools.errors import ToolError
 from ducklm.tools.hitl import (
     DECISION_TYPES,
     ActionRequest,
@@ -80,7 +80,7 @@ async def _plan(call: ToolCall, ctx: DuckContext, workspace: Path) -> PlannedCal
     if tool is None:
         problem = UNKNOWN_TOOL.format(name=call["name"], names=", ".join(ctx.tools.names))
         return PlannedCall(call, None, Verdict("deny", "unknown tool"), problem)
-    verdict = await asyncio.to_thread(assess, call["name"], call["args"], workspace)
+    verdict = await asyncio.to_thread(assess, call["name"], call["args"], workspace, ctx.protected)
     if verdict.action == "ask" and verdict.rule_key:
         rule = await ctx.approvals.find(call["name"], verdict.rule_key)
         if rule is not None:

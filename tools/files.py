@@ -8,15 +8,23 @@ never waits on a disk.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fnmatch
 import os
-import tempfile
+import secrets
+import stat
 from pathlib import Path
 from typing import Annotated
 
 from langchain_core.tools import InjectedToolArg, tool
 
-from ducklm.tools.workspace import PathError, relative_name, resolve_in_workspace
+from ducklm.tools.errors import ToolError
+from ducklm.tools.workspace import (
+    MOVED,
+    open_parent,
+    relative_name,
+    resolve_in_workspace,
+)
 
 MAX_READ_CHARS = 200_000
 MAX_WRITE_CHARS = 1_000_000
@@ -35,10 +43,6 @@ FILE_EXISTS = (
 )
 TOO_LARGE = "content is {size} characters; the limit is {limit}"
 BAD_GLOB = "glob {glob!r} must stay inside the workspace (no absolute paths or '..')"
-
-
-class ToolError(Exception):
-    """A tool could not do what was asked; the message is shown to the model."""
 
 
 @tool(parse_docstring=True)
@@ -100,57 +104,70 @@ async def search_files(  # noqa: D417  workspace is injected, not the model's
 FILE_TOOLS = (file_read, file_write, list_dir, search_files)
 
 
-def _checked(workspace: Path, path: str) -> Path:
-    try:
-        return resolve_in_workspace(workspace, path)
-    except PathError as exc:
-        raise ToolError(str(exc)) from None
-
-
 def _read(workspace: Path, path: str) -> str:
-    target = _checked(workspace, path)
-    if not target.exists():
-        raise ToolError(NOT_FOUND.format(path=path))
+    target = resolve_in_workspace(workspace, path)
     if target.is_dir():
         raise ToolError(NOT_A_FILE.format(path=path))
-    try:
-        with target.open(encoding="utf-8") as fh:
+    with open_parent(workspace, target) as folder:
+        try:
+            fd = os.open(target.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
+        except FileNotFoundError:
+            raise ToolError(NOT_FOUND.format(path=path)) from None
+        except OSError:  # ELOOP: it became a symlink after the check
+            raise ToolError(MOVED.format(path=path)) from None
+    with os.fdopen(fd, encoding="utf-8") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise ToolError(NOT_A_FILE.format(path=path))
+        try:
             text = fh.read(MAX_READ_CHARS + 1)
-    except UnicodeDecodeError:
-        raise ToolError(NOT_TEXT.format(path=path)) from None
+        except UnicodeDecodeError:
+            raise ToolError(NOT_TEXT.format(path=path)) from None
     if len(text) > MAX_READ_CHARS:
-        return (
-            text[:MAX_READ_CHARS] + f"\n[... cut: the file is longer than {MAX_READ_CHARS} chars]"
-        )
+        return text[:MAX_READ_CHARS] + f"\n[... cut: longer than {MAX_READ_CHARS} chars]"
     return text
 
 
 def _write(workspace: Path, path: str, content: str, overwrite: bool) -> str:
     if len(content) > MAX_WRITE_CHARS:
         raise ToolError(TOO_LARGE.format(size=len(content), limit=MAX_WRITE_CHARS))
-    target = _checked(workspace, path)
-    if target.is_dir():
+    target = resolve_in_workspace(workspace, path)
+    rel = relative_name(workspace, target)
+    if target == workspace.resolve():
         raise ToolError(NOT_A_FILE.format(path=path))
-    existed = target.exists()
-    if existed and not overwrite:
-        raise ToolError(FILE_EXISTS.format(path=relative_name(workspace, target)))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # Write beside the target and rename over it, so a failed write never leaves a
-    # half-written file where the original was.
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    with open_parent(workspace, target, create=True) as folder:
+        try:
+            existing = os.stat(target.name, dir_fd=folder, follow_symlinks=False)
+        except FileNotFoundError:
+            existing = None
+        if existing is not None and stat.S_ISDIR(existing.st_mode):
+            raise ToolError(NOT_A_FILE.format(path=path))
+        if existing is not None and not overwrite:
+            raise ToolError(FILE_EXISTS.format(path=rel))
+        mode = stat.S_IMODE(existing.st_mode) if existing is not None else 0o644
+        _replace(folder, target.name, content, mode)
+    verb = "replaced" if existing is not None else "created"
+    return f"{verb} {rel} ({len(content)} chars)"
+
+
+def _replace(folder: int, name: str, content: str, mode: int) -> None:
+    """Write beside `name` and rename over it: a failed write never leaves a half file."""
+    tmp = f".{name}.{secrets.token_hex(6)}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(tmp, flags, mode, dir_fd=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(content)
-        os.replace(tmp, target)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp, dir_fd=folder)
         raise
-    verb = "replaced" if existed else "created"
-    return f"{verb} {relative_name(workspace, target)} ({len(content)} chars)"
 
 
 def _list(workspace: Path, path: str) -> str:
-    target = _checked(workspace, path)
+    target = resolve_in_workspace(workspace, path)
     if not target.exists():
         raise ToolError(NOT_FOUND.format(path=path))
     if not target.is_dir():

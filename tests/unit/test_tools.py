@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ducklm.tools.files import FILE_EXISTS, ToolError, _list, _read, _search, _write
+from ducklm.tools.errors import ToolError
+from ducklm.tools.files import FILE_EXISTS, _list, _read, _search, _write
 from ducklm.tools.policy import assess
 from ducklm.tools.workspace import PathError, resolve_in_workspace
 
@@ -82,6 +83,6 @@ def test_policy(ws: Path) -> None:
     assert assess("file_write", {"path": "new.txt", "content": "x"}, ws).action == "allow"
     overwrite = assess("file_write", {"path": "b.txt", "content": "x", "overwrite": True}, ws)
     assert (overwrite.action, overwrite.rule_key) == ("ask", "overwrite:b.txt")
-    same = assess("file_write", {"path": "docs/../b.txt", "content": "y", "overwrite": True}, ws)
+    same = assess("file_write", {"path": "./b.txt", "content": "y", "overwrite": True}, ws)
     assert same.rule_key == overwrite.rule_key, "the rule is for the normalized path"
     assert assess("shell_exec", {"command": "ls"}, ws).action == "ask"
