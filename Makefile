@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint typecheck bench
+.PHONY: install system run test lint typecheck bench
 
 # Reinstall only when the project's dependencies change; pip's wheel cache keeps
 # reinstalls fast.
@@ -13,7 +13,11 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-install: $(STAMP)
+install: system $(STAMP)
+
+# Debian packages (bubblewrap for the sandbox); a no-op when they are there.
+system:
+	scripts/system-deps.sh
 
 run: install
 	$(VENV)/bin/ducklm chat

@@ -8,19 +8,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import getpass
 import json
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 from ducklm.console import ConsolePrinter
+from ducklm.doctor import run_checks
 from ducklm.events import Event
 from ducklm.logs import start_file_logging
 from ducklm.role_prompts import PromptError
 from ducklm.roles import ModelsConfigError
 from ducklm.runtime import DuckLM, NotWaitingError, new_thread_id
 from ducklm.settings import SettingsError, load_settings
-from ducklm.tools.hitl import DecisionError
+from ducklm.tools.hitl import DecisionError, is_password_request
 
 EXIT_CODES = {"completed": 0, "interrupted": 3, "failed": 1}
 EXIT_USAGE = 2
@@ -69,12 +71,25 @@ def build_parser() -> argparse.ArgumentParser:
     resume = sub.add_parser("resume", help="answer the approval a thread is waiting for")
     resume.add_argument("thread", help="the conversation id printed when the run paused")
     resume.add_argument(
-        "--decision", required=True, choices=["approve", "reject", "allow_forever", "edit"]
+        "--decision",
+        choices=["approve", "reject", "allow_forever", "edit"],
+        help="the answer to the approval; without it, go on with a run the process left "
+        "unfinished (a command that had started is reported, not run again)",
     )
     resume.add_argument("--args", help="with --decision edit: the new arguments as JSON")
     resume.add_argument("--message", help="with --decision reject: a note for the model")
     _add_run_flags(resume)
     resume.set_defaults(command_fn=cmd_resume)
+
+    password = sub.add_parser("password", help="give the sudo password a thread waits for")
+    password.add_argument("thread")
+    password.add_argument("--cancel", action="store_true", help="refuse: the command won't run")
+    _add_run_flags(password)
+    password.set_defaults(command_fn=cmd_password)
+
+    doctor = sub.add_parser("doctor", help="check the sandbox, the model server and the data dir")
+    doctor.add_argument("--json", action="store_true")
+    doctor.set_defaults(command_fn=cmd_doctor)
 
     history = sub.add_parser("history", help="show the messages of a thread")
     history.add_argument("thread")
@@ -114,6 +129,9 @@ async def cmd_chat(duck: DuckLM, args: argparse.Namespace) -> int:
 
 async def cmd_resume(duck: DuckLM, args: argparse.Namespace) -> int:
     """`ducklm resume`: the same decision for every action the thread is waiting on."""
+    printer = ConsolePrinter(as_json=args.json)
+    if args.decision is None:
+        return await _print_run(duck.continue_run(args.thread), printer)
     _, request = await duck.pending_request(args.thread)
     decision = _decision(args.decision, args.args, args.message)
     decisions = [decision] * len(request["action_requests"])
@@ -121,6 +139,30 @@ async def cmd_resume(duck: DuckLM, args: argparse.Namespace) -> int:
         args.thread, decisions, critic=not args.no_critic, memory=not args.no_memory
     )
     return await _print_run(stream, ConsolePrinter(as_json=args.json))
+
+
+async def cmd_password(duck: DuckLM, args: argparse.Namespace) -> int:
+    """`ducklm password`: read the password without echo and hand it over, or cancel."""
+    printer = ConsolePrinter(as_json=args.json)
+    if args.cancel:
+        return await _print_run(duck.cancel_password(args.thread), printer)
+    await duck.pending_request(args.thread)  # fail before prompting when nothing waits
+    secret = await asyncio.to_thread(_read_secret)
+    return await _print_run(duck.provide_password(args.thread, secret), printer)
+
+
+async def cmd_doctor(duck: DuckLM, args: argparse.Namespace) -> int:
+    """`ducklm doctor`."""
+    checks = await run_checks(duck)
+    for check in checks:
+        if args.json:
+            print(json.dumps(check.__dict__))
+        else:
+            mark = "ok  " if check.ok else "FAIL"
+            print(f"[{mark}] {check.name}: {check.detail}")
+            if not check.ok and check.fix:
+                print(f"       fix: {check.fix}")
+    return 0 if all(c.ok for c in checks) else 1
 
 
 async def cmd_history(duck: DuckLM, args: argparse.Namespace) -> int:
@@ -199,16 +241,33 @@ async def _interactive(duck: DuckLM, thread_id: str, flags: dict[str, Any], as_j
             duck.stream(line, thread_id=thread_id, **flags), ConsolePrinter(as_json=as_json)
         )
         while code == EXIT_CODES["interrupted"]:
-            answer = await asyncio.to_thread(input, "decision [approve/reject/allow_forever]> ")
-            _, request = await duck.pending_request(thread_id)
-            try:
-                decision = _decision(answer.strip() or "reject", None, None)
-                stream = duck.resume(
-                    thread_id, [decision] * len(request["action_requests"]), **flags
-                )
-                code = await _print_run(stream, ConsolePrinter(as_json=as_json))
-            except DecisionError as exc:
-                print(f"ducklm: {exc}", file=sys.stderr)
+            code = await _answer_interactively(duck, thread_id, flags, as_json)
+
+
+async def _answer_interactively(
+    duck: DuckLM, thread_id: str, flags: dict[str, Any], as_json: bool
+) -> int:
+    """Ask the person at the terminal what the paused run waits for, and go on."""
+    printer = ConsolePrinter(as_json=as_json)
+    _, request = await duck.pending_request(thread_id)
+    try:
+        if is_password_request(request):
+            secret = await asyncio.to_thread(_read_secret)
+            return await _print_run(duck.provide_password(thread_id, secret), printer)
+        answer = await asyncio.to_thread(input, "decision [approve/reject/allow_forever]> ")
+        decision = _decision(answer.strip() or "reject", None, None)
+        decisions = [decision] * len(request["action_requests"])
+        return await _print_run(duck.resume(thread_id, decisions, **flags), printer)
+    except DecisionError as exc:
+        print(f"ducklm: {exc}", file=sys.stderr)
+        return EXIT_CODES["interrupted"]
+
+
+def _read_secret() -> str:
+    """A password from the terminal without echo, or the first line of piped stdin."""
+    if sys.stdin.isatty():
+        return getpass.getpass("sudo password: ")
+    return sys.stdin.readline().rstrip("\n")
 
 
 if __name__ == "__main__":

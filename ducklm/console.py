@@ -9,6 +9,7 @@ from typing import Any
 from ducklm.events import Event
 
 DECISION_HINT = "ducklm resume {thread} --decision approve|reject|allow_forever|edit"
+PASSWORD_HINT = "ducklm password {thread}   (or --cancel)"
 
 
 class ConsolePrinter:
@@ -43,7 +44,7 @@ class ConsolePrinter:
         self._note(f"-> {item['tool']}({_args(item['args'])})")
 
     def _on_tool_call_finished(self, item: Event) -> None:
-        mark = "ok" if item["status"] == "success" else "failed"
+        mark = {"success": "ok", "unknown": "outcome unknown"}.get(item["status"], "failed")
         first = (item.get("output") or "").strip().splitlines()[:1]
         self._note(f"<- {item['tool']} {mark}" + (f": {first[0][:120]}" if first else ""))
 
@@ -57,6 +58,14 @@ class ConsolePrinter:
         if request.get("error"):
             lines.append(f"  (previous answer was not usable: {request['error']})")
         lines.append("Resume with: " + DECISION_HINT.format(thread=item["thread_id"]))
+        self._note("\n".join(lines))
+
+    def _on_password_requested(self, item: Event) -> None:
+        request = item["request"]
+        lines = [f"Password needed: {request['prompt']}"]
+        if request.get("error"):
+            lines.append(f"  ({request['error']})")
+        lines.append("Give it with: " + PASSWORD_HINT.format(thread=item["thread_id"]))
         self._note("\n".join(lines))
 
     def _on_error(self, item: Event) -> None:

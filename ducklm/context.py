@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -17,9 +18,26 @@ from pathlib import Path
 from ducklm.llm import ModelRoles
 from ducklm.role_prompts import Prompts, load_prompts, prompts_dir
 from ducklm.roles import default_models_path, load_roles
+from ducklm.secrets import SecretVault
 from ducklm.settings import Settings
-from ducklm.stores import ApprovalRules, AuditLog, Database, Runs, open_database
+from ducklm.stores import (
+    ApprovalRules,
+    AuditLog,
+    CommandIntents,
+    Database,
+    Runs,
+    open_database,
+)
+from ducklm.tools.command_policy import CommandPolicy, load_command_policy
 from ducklm.tools.registry import ToolRegistry, default_tools
+from ducklm.tools.sandbox import Protection, detect_protection
+
+log = logging.getLogger(__name__)
+
+NO_SANDBOX = (
+    "no sandbox: neither bubblewrap nor Landlock works on this machine, so every shell "
+    "command that writes or uses the network will ask first (`ducklm doctor` explains)"
+)
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -36,6 +54,14 @@ class DuckContext:
     """Tools the action role may call."""
     approvals: ApprovalRules
     """Actions a person allowed forever."""
+    commands: CommandPolicy
+    """The shell command policy (`config/permissions.yaml`)."""
+    protection: Protection
+    """How shell commands are confined on this machine: bubblewrap, landlock or none."""
+    intents: CommandIntents
+    """Commands started, so a resumed run never starts one twice."""
+    vault: SecretVault
+    """Passwords given out of band, by one-time token (memory only)."""
     protected: tuple[Path, ...] = ()
     """DuckLM's own config and data: writes there always ask, even inside the workspace."""
     critic_enabled: bool = True
@@ -72,7 +98,15 @@ class Dependencies:
     audit: AuditLog
 
 
-def _load_static(settings: Settings) -> tuple[ModelRoles, Prompts, tuple[Path, ...]]:
+@dataclass(frozen=True)
+class _Static:
+    models: ModelRoles
+    prompts: Prompts
+    commands: CommandPolicy
+    protected: tuple[Path, ...]
+
+
+def _load_static(settings: Settings) -> _Static:
     roles = load_roles(
         settings.models_config, base_url=settings.llm_base_url, api_key=settings.llm_api_key
     )
@@ -81,7 +115,12 @@ def _load_static(settings: Settings) -> tuple[ModelRoles, Prompts, tuple[Path, .
     protected = [settings.data_dir, default_models_path().parent, prompts_dir()]
     if settings.models_config:
         protected.append(settings.models_config)
-    return ModelRoles.build(roles), load_prompts(roles), tuple(p.resolve() for p in protected)
+    return _Static(
+        models=ModelRoles.build(roles),
+        prompts=load_prompts(roles),
+        commands=load_command_policy(),
+        protected=tuple(p.resolve() for p in protected),
+    )
 
 
 @asynccontextmanager
@@ -94,14 +133,21 @@ async def open_dependencies(
         ModelsConfigError: The models file is invalid.
         PromptError: A prompt file is missing or invalid.
     """
-    models, prompts, protected = await asyncio.to_thread(_load_static, settings)
+    static = await asyncio.to_thread(_load_static, settings)
+    protection = await detect_protection()
+    if protection == "none":
+        log.warning(NO_SANDBOX)
     async with open_database(settings.duck_db) as db:
         context = DuckContext(
             settings=settings,
-            models=models,
-            prompts=prompts,
+            models=static.models,
+            prompts=static.prompts,
             tools=tools or default_tools(),
             approvals=ApprovalRules(db),
-            protected=protected,
+            commands=static.commands,
+            protection=protection,
+            intents=CommandIntents(db),
+            vault=SecretVault(),
+            protected=static.protected,
         )
         yield Dependencies(context=context, db=db, runs=Runs(db), audit=AuditLog(db))

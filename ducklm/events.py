@@ -19,6 +19,7 @@ EventType = Literal[
     "tool_call_started",
     "tool_call_finished",
     "approval_requested",
+    "password_requested",
     "memory_stored",
     "reflection_completed",
     "error",

@@ -21,6 +21,7 @@ from ducklm.events import UNAUDITED, Event, EventType, RunStatus, event, is_even
 from ducklm.graph.builder import DuckGraph
 from ducklm.model_errors import describe
 from ducklm.stores import AuditLog, Runs
+from ducklm.tools.hitl import is_password_request
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ class _Run:
 
 async def stream_run(
     graph: DuckGraph,
-    graph_input: dict[str, Any] | Command[Any],
+    graph_input: dict[str, Any] | Command[Any] | None,
     *,
     thread_id: str,
     context: DuckContext,
@@ -102,4 +103,6 @@ def _translate(run: _Run, mode: str, chunk: Any) -> list[Event]:
 
 
 def _approval_event(item: Interrupt) -> Event:
+    if is_password_request(item.value):
+        return event("password_requested", interrupt_id=item.id, request=item.value)
     return event("approval_requested", interrupt_id=item.id, request=item.value)

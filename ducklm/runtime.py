@@ -21,7 +21,7 @@ from langchain_core.messages import AnyMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
-from ducklm.context import Dependencies, open_dependencies
+from ducklm.context import Dependencies, DuckContext, open_dependencies
 from ducklm.events import Event, RunStatus
 from ducklm.graph.builder import DuckGraph, build_graph
 from ducklm.graph.state import DuckState
@@ -29,7 +29,7 @@ from ducklm.runner import RunStores, stream_run
 from ducklm.settings import Settings, load_settings
 from ducklm.stores import ApprovalRule, AuditRecord, RunRecord
 from ducklm.stores.checkpoints import open_checkpointer
-from ducklm.tools.hitl import DecisionError, HITLRequest, parse_decisions
+from ducklm.tools.hitl import DecisionError, HITLRequest, is_password_request, parse_decisions
 
 
 class NotWaitingError(LookupError):
@@ -86,6 +86,11 @@ class DuckLM:
         """The settings this instance was opened with."""
         return self._deps.context.settings
 
+    @property
+    def context(self) -> DuckContext:
+        """The run context: model roles, tools, policy, sandbox."""
+        return self._deps.context
+
     def stream(
         self,
         message: str,
@@ -122,6 +127,8 @@ class DuckLM:
             DecisionError: The decisions do not answer it (wrong count or type, bad edit).
         """
         interrupt_id, request = await self.pending_request(thread_id)
+        if is_password_request(request):
+            raise NotWaitingError(f"thread {thread_id!r} is waiting for a password, not a decision")
         parse_decisions(request, {"decisions": decisions})  # bad input fails here, not mid-run
         switches = {"run_critic": critic, "run_memory_policy": memory}
         command: Command[Any] = Command(
@@ -138,6 +145,52 @@ class DuckLM:
     ) -> RunResult:
         """Like `resume`, collected into a `RunResult`."""
         return await _collect(self.resume(thread_id, decisions, **kwargs))
+
+    async def provide_password(self, thread_id: str, password: str) -> AsyncIterator[Event]:
+        """Give the sudo password a thread is waiting for, and yield the rest of the run.
+
+        The password stays in this process's memory under a one-time token; only the
+        token reaches the checkpoint. It is never written anywhere.
+
+        Raises:
+            NotWaitingError: The thread is not waiting for a password.
+            DecisionError: The password is empty.
+        """
+        interrupt_id, request = await self.pending_request(thread_id)
+        if not is_password_request(request):
+            raise NotWaitingError(f"thread {thread_id!r} is not waiting for a password")
+        if not password:
+            raise DecisionError("the password is empty")
+        token = self._deps.context.vault.put(password)
+        command: Command[Any] = Command(resume={interrupt_id: {"password_token": token}})
+        async for item in self._stream(command, thread_id):
+            yield item
+
+    async def cancel_password(self, thread_id: str) -> AsyncIterator[Event]:
+        """Refuse the password a thread is waiting for: the command does not run."""
+        interrupt_id, request = await self.pending_request(thread_id)
+        if not is_password_request(request):
+            raise NotWaitingError(f"thread {thread_id!r} is not waiting for a password")
+        command: Command[Any] = Command(resume={interrupt_id: {"cancel": True}})
+        async for item in self._stream(command, thread_id):
+            yield item
+
+    async def continue_run(self, thread_id: str) -> AsyncIterator[Event]:
+        """Go on with a run that stopped without a question (the process died mid-run).
+
+        A command that had already started is not run again: the model and the person
+        are told its outcome is unknown.
+
+        Raises:
+            NotWaitingError: The thread has nothing left to run, or waits for a question.
+        """
+        snapshot = await self.graph.aget_state(_config(thread_id))
+        if snapshot.interrupts:
+            raise NotWaitingError(f"thread {thread_id!r} is waiting for an answer; use resume")
+        if not snapshot.next:
+            raise NotWaitingError(f"thread {thread_id!r} has no unfinished run")
+        async for item in self._stream(None, thread_id):
+            yield item
 
     async def pending_request(self, thread_id: str) -> tuple[str, HITLRequest]:
         """The id and payload of the question `thread_id` is paused at.
@@ -180,7 +233,7 @@ class DuckLM:
 
     async def _stream(
         self,
-        graph_input: dict[str, Any] | Command[Any],
+        graph_input: dict[str, Any] | Command[Any] | None,
         thread_id: str,
         critic: bool = True,
         memory: bool = True,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ENV_PREFIX = "DUCK_"
@@ -58,6 +58,13 @@ class Settings(BaseSettings):
     """Attempts per model call for retryable errors (connection, timeout, 5xx, malformed reply)."""
     model_retry_initial_interval: float = Field(default=0.5, ge=0.0, le=60.0)
     """Seconds before the first retry; doubles each attempt."""
+
+    @field_validator("workspace", "data_dir", "models_config")
+    @classmethod
+    def _absolute(cls, path: Path | None) -> Path | None:
+        # Resolved here, while settings load off the event loop, so nothing later has to
+        # ask the file system (os.getcwd) where a relative path points.
+        return path.expanduser().absolute() if path is not None else None
 
     @model_validator(mode="after")
     def _budgets_fit(self) -> Settings:

@@ -24,7 +24,7 @@ def latest_request(messages: Sequence[AnyMessage]) -> str:
 async def prepare_turn(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
     """Set the task from the last human message, reset per-turn fields, fix the switches."""
     task = latest_request(state.messages)
-    workspace = state.workspace or str(runtime.context.settings.workspace.absolute())
+    workspace = state.workspace or str(runtime.context.settings.workspace)
     fresh = {
         "task": task,
         "workspace": workspace,

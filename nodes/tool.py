@@ -1,8 +1,10 @@
 """tool: run the tool calls of the last action, asking a person first where policy says so.
 
 Order matters because LangGraph re-runs a node from its top when a paused run resumes:
-everything before `interrupt()` (planning, policy, rule look-ups) is free of side
-effects, and nothing runs until every decision is in.
+everything before an `interrupt()` (planning, policy, rule and intent look-ups) is free
+of side effects, and nothing runs until every answer is in. A shell command records an
+intent before it starts, so a run resumed after a crash reports "outcome unknown"
+instead of starting it again.
 """
 
 from __future__ import annotations
@@ -16,29 +18,31 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
 from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
-from langgraph.types import interrupt
 from pydantic import ValidationError
 
 from ducklm.context import DuckContext
 from ducklm.events import emit
 from ducklm.graph.state import DuckState
+from ducklm.nodes.tool_questions import Asking, ask_password, ask_person
 from ducklm.tools.errors import ToolError
-from ducklm.tools.hitl import (
-    DECISION_TYPES,
-    ActionRequest,
-    Decision,
-    DecisionError,
-    DecisionType,
-    build_request,
-    parse_decisions,
-)
-from ducklm.tools.policy import Verdict, assess
+from ducklm.tools.hitl import Decision
+from ducklm.tools.policy import PolicyEnv, Verdict, assess
+from ducklm.tools.shell import ShellEnv
 
 UNKNOWN_TOOL = "unknown tool {name!r}; the tools are: {names}"
 INVALID_CALL = "the call to {name!r} could not be read: {error}"
 BAD_ARGS = "bad arguments for {name}: {problems}"
 REJECTED = "the user rejected this call"
 BLOCKED = "blocked by policy: {reason}"
+NO_PASSWORD = "the user did not give the sudo password; the command did not run"
+OUTCOME_UNKNOWN = (
+    "interrupted, outcome unknown: this command had started when DuckLM stopped, and it "
+    "was not run again. Check its effects before running it again."
+)
+ALREADY_RAN = (
+    "this command already ran before DuckLM stopped (exit code {code}); its output was "
+    "not kept, and it was not run again"
+)
 CUT_MARK = "\n[... {n} chars cut; the full output is in the audit log ...]\n"
 
 
@@ -50,6 +54,22 @@ class PlannedCall:
     tool: BaseTool | None
     verdict: Verdict
     problem: str | None = None
+    approved_by: str | None = None
+    """An allow-forever rule that answered the question instead of a person."""
+
+    @property
+    def needs_person(self) -> bool:
+        """Whether a person must decide before this call runs."""
+        return self.verdict.action == "ask" and self.approved_by is None
+
+
+@dataclass
+class Outcome:
+    """How one call ended, for its ToolMessage and its audit event."""
+
+    status: str
+    output: str
+    facts: dict[str, Any]
 
 
 async def run_tools(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
@@ -57,106 +77,117 @@ async def run_tools(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str
     ctx = runtime.context
     last = state.messages[-1]
     assert isinstance(last, AIMessage)  # route_after_action sends only tool-calling replies
-    workspace = Path(state.workspace)
-    planned = [await _plan(call, ctx, workspace) for call in last.tool_calls]
-    decisions = _ask_person([p for p in planned if p.verdict.action == "ask"])
-    messages = [
-        ToolMessage(
-            content=INVALID_CALL.format(name=bad.get("name"), error=bad.get("error")),
-            tool_call_id=bad.get("id") or "",
-            name=bad.get("name") or "",
-            status="error",
-        )
-        for bad in last.invalid_tool_calls
-    ]
+    env = PolicyEnv(
+        workspace=await asyncio.to_thread(Path(state.workspace).resolve),
+        protected=ctx.protected,
+        commands=ctx.commands,
+        sandboxed=ctx.protection != "none",
+    )
+    planned = [await _plan(call, ctx, env) for call in last.tool_calls]
+    decisions = ask_person([Asking(p.call, p.verdict) for p in planned if p.needs_person])
+    messages = [_invalid(bad) for bad in last.invalid_tool_calls]
     for item in planned:
         decision = decisions.get(item.call["id"] or "")
-        messages.append(await _execute(item, decision, runtime, workspace))
+        messages.append(await _execute(item, decision, runtime, env))
     return {"messages": messages}
 
 
-async def _plan(call: ToolCall, ctx: DuckContext, workspace: Path) -> PlannedCall:
+async def _plan(call: ToolCall, ctx: DuckContext, env: PolicyEnv) -> PlannedCall:
     tool = ctx.tools.get(call["name"])
     if tool is None:
         problem = UNKNOWN_TOOL.format(name=call["name"], names=", ".join(ctx.tools.names))
         return PlannedCall(call, None, Verdict("deny", "unknown tool"), problem)
-    verdict = await asyncio.to_thread(assess, call["name"], call["args"], workspace, ctx.protected)
+    verdict = await asyncio.to_thread(assess, call["name"], call["args"], env)
     if verdict.action == "ask" and verdict.rule_key:
         rule = await ctx.approvals.find(call["name"], verdict.rule_key)
         if rule is not None:
-            verdict = Verdict("allow", f"allowed by rule {rule.id}")
+            return PlannedCall(call, tool, verdict, approved_by=f"rule {rule.id}")
     return PlannedCall(call, tool, verdict)
 
 
-def _ask_person(asking: list[PlannedCall]) -> dict[str, Decision]:
-    """One interrupt for every call that needs a person; the decisions by call id.
-
-    An answer that does not fit the request asks again, with what was wrong, instead of
-    failing the run: the question stays open until it gets a usable answer.
-    """
-    if not asking:
-        return {}
-    request = build_request([(_action_request(p), _allowed(p.verdict)) for p in asking])
-    error: str | None = None
-    while True:
-        response = interrupt(request if error is None else {**request, "error": error})
-        try:
-            decisions = parse_decisions(request, response)
-        except DecisionError as exc:
-            error = str(exc)
-            continue
-        return {p.call["id"] or "": d for p, d in zip(asking, decisions, strict=True)}
-
-
-def _action_request(item: PlannedCall) -> ActionRequest:
-    return {
-        "name": item.call["name"],
-        "args": item.call["args"],
-        "description": item.verdict.reason,
-    }
-
-
-def _allowed(verdict: Verdict) -> list[DecisionType]:
-    if verdict.rule_key:
-        return list(DECISION_TYPES)
-    return [d for d in DECISION_TYPES if d != "allow_forever"]
-
-
 async def _execute(
-    item: PlannedCall,
-    decision: Decision | None,
-    runtime: Runtime[DuckContext],
-    workspace: Path,
+    item: PlannedCall, decision: Decision | None, runtime: Runtime[DuckContext], env: PolicyEnv
 ) -> ToolMessage:
     call, args = item.call, item.call["args"]
-    refusal = _refusal(item, decision)
-    if refusal is None and decision is not None:
-        if decision["type"] == "edit":
-            args = decision["edited_action"]["args"]
-        elif decision["type"] == "allow_forever" and item.verdict.rule_key:
-            await runtime.context.approvals.add(
-                call["name"], item.verdict.rule_key, item.verdict.reason
-            )
+    if decision is not None and decision["type"] == "edit":
+        args = decision["edited_action"]["args"]
     emit(runtime, "tool_call_started", call_id=call["id"], tool=call["name"], args=args)
-    if refusal is not None:
-        status, output = "error", refusal
-    else:
-        assert item.tool is not None  # a call without a tool always has a refusal
-        status, output = await _invoke(item.tool, args, workspace)
+    outcome = await _outcome(item, decision, args, runtime, env)
     limit = runtime.context.settings.max_tool_output_chars
+    facts = dict(outcome.facts)
+    # Cut twice at most: by the sandbox's byte budget, then for the state's char budget.
+    truncated = bool(facts.pop("truncated", False)) or len(outcome.output) > limit
     emit(
         runtime,
         "tool_call_finished",
         call_id=call["id"],
         tool=call["name"],
-        status=status,
+        status=outcome.status,
         decision=decision["type"] if decision else None,
-        output=output,
-        truncated=len(output) > limit,
+        approved_by=_approver(item, decision),
+        verdict=item.verdict.action,
+        command_class=item.verdict.command_class,
+        output=outcome.output,
+        truncated=truncated,
+        **facts,
     )
     return ToolMessage(
-        content=clip(output, limit), tool_call_id=call["id"] or "", name=call["name"], status=status
+        content=clip(outcome.output, limit),
+        tool_call_id=call["id"] or "",
+        name=call["name"],
+        status="error" if outcome.status != "success" else "success",
+        artifact=outcome.facts or None,
     )
+
+
+async def _outcome(
+    item: PlannedCall,
+    decision: Decision | None,
+    args: dict[str, Any],
+    runtime: Runtime[DuckContext],
+    env: PolicyEnv,
+) -> Outcome:
+    refusal = _refusal(item, decision)
+    if refusal is not None:
+        return Outcome("error", refusal, {})
+    assert item.tool is not None  # a call without a tool always has a refusal
+    if decision is not None and decision["type"] == "allow_forever" and item.verdict.rule_key:
+        await runtime.context.approvals.add(
+            item.call["name"], item.verdict.rule_key, item.verdict.reason
+        )
+    if item.call["name"] == "shell_exec":
+        return await _run_shell(item, args, runtime, env)
+    return await _invoke(item.tool, item.call, {**args, "workspace": env.workspace})
+
+
+async def _run_shell(
+    item: PlannedCall, args: dict[str, Any], runtime: Runtime[DuckContext], env: PolicyEnv
+) -> Outcome:
+    ctx, call_id = runtime.context, item.call["id"] or ""
+    earlier = await ctx.intents.get(call_id)
+    if earlier is not None:
+        if earlier.finished_at is None:
+            return Outcome("unknown", OUTCOME_UNKNOWN, {"outcome": "unknown"})
+        ran = ALREADY_RAN.format(code=earlier.exit_code)
+        return Outcome("unknown", ran, {"outcome": "ran", "exit_code": earlier.exit_code})
+    password = None
+    if item.verdict.sudo:
+        password = ask_password(item.call, ctx.vault)
+        if password is None:
+            return Outcome("error", NO_PASSWORD, {})
+    shell = ShellEnv(
+        workspace=env.workspace,
+        protection=ctx.protection,
+        readonly=(env.workspace / ".git", *ctx.protected),
+        network=item.verdict.network,
+        sudo_password=password,
+    )
+    thread_id = runtime.execution_info.thread_id if runtime.execution_info else None
+    await ctx.intents.begin(call_id, thread_id or "", str(args.get("command", "")))
+    outcome = await _invoke(item.tool, item.call, {**args, "shell": shell})  # type: ignore[arg-type]
+    del password, shell  # forget the secret as soon as the command has it
+    await ctx.intents.finish(call_id, outcome.facts.get("exit_code"))
+    return outcome
 
 
 def _refusal(item: PlannedCall, decision: Decision | None) -> str | None:
@@ -170,15 +201,33 @@ def _refusal(item: PlannedCall, decision: Decision | None) -> str | None:
     return None
 
 
-async def _invoke(tool: BaseTool, args: dict[str, Any], workspace: Path) -> tuple[str, str]:
+def _approver(item: PlannedCall, decision: Decision | None) -> str:
+    if decision is not None:
+        return "person"
+    return item.approved_by or "policy"
+
+
+async def _invoke(tool: BaseTool, call: ToolCall, args: dict[str, Any]) -> Outcome:
+    # Invoked as a tool call, a tool answers with a ToolMessage that carries its artifact.
+    as_call = {"type": "tool_call", "name": call["name"], "id": call["id"], "args": args}
     try:
-        result = await tool.ainvoke({**args, "workspace": workspace})
+        message = await tool.ainvoke(as_call)
     except ToolError as exc:
-        return "error", str(exc)
+        return Outcome("error", str(exc), {})
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        return "error", BAD_ARGS.format(name=tool.name, problems=problems)
-    return "success", str(result)
+        return Outcome("error", BAD_ARGS.format(name=tool.name, problems=problems), {})
+    facts = message.artifact if isinstance(message.artifact, dict) else {}
+    return Outcome("success", message.text, dict(facts))
+
+
+def _invalid(bad: Any) -> ToolMessage:
+    return ToolMessage(
+        content=INVALID_CALL.format(name=bad.get("name"), error=bad.get("error")),
+        tool_call_id=bad.get("id") or "",
+        name=bad.get("name") or "",
+        status="error",
+    )
 
 
 def clip(text: str, limit: int) -> str:

@@ -50,6 +50,21 @@ class Decision(TypedDict):
     edited_action: NotRequired[EditedAction]
 
 
+class PasswordRequest(TypedDict):
+    """The interrupt payload that asks for a sudo password (answered out of band)."""
+
+    type: Literal["password"]
+    call_id: str
+    command: str
+    prompt: str
+    error: NotRequired[str]
+
+
+def is_password_request(value: object) -> bool:
+    """Whether an interrupt payload asks for a password rather than a decision."""
+    return isinstance(value, dict) and value.get("type") == "password"
+
+
 class DecisionError(ValueError):
     """Decisions that do not answer the request; the message says what is wrong."""
 

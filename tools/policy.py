@@ -2,19 +2,35 @@
 
 The verdict is computed before anything happens, and again when a paused run resumes
 (the tool node re-runs from its top), so it must be free of side effects. Each "ask"
-carries a `rule_key`: the normalized action a person can allow forever.
+may carry a `rule_key`: the normalized action a person can allow forever. Rules are
+exact matches on that key, so allowing `git status` never allows
+`git status && rm -rf x`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ducklm.tools.command_policy import CommandPolicy
 from ducklm.tools.workspace import PathError, is_within, relative_name, resolve_in_workspace
 
 READ_ONLY_TOOLS = frozenset({"file_read", "list_dir", "search_files"})
+NO_COMMAND_POLICY = "no command policy is loaded"
+
+
+@dataclass(frozen=True)
+class PolicyEnv:
+    """What the policy looks at besides the call itself."""
+
+    workspace: Path
+    protected: tuple[Path, ...] = ()
+    """DuckLM's own config and data: writes there always ask."""
+    commands: CommandPolicy | None = None
+    """The shell command policy (`config/permissions.yaml`)."""
+    sandboxed: bool = True
+    """Whether commands run in a sandbox; without one, writes and network ask."""
 
 
 @dataclass(frozen=True)
@@ -25,44 +41,58 @@ class Verdict:
     reason: str
     rule_key: str | None = None
     """For "ask": the normalized action an `allow_forever` decision stores."""
+    command_class: str | None = None
+    """For shell commands: the class of the riskiest part."""
+    network: bool = False
+    """For shell commands: the network must be open for it."""
+    sudo: bool = False
+    """For shell commands: it runs through sudo and needs the password."""
 
 
 ALLOW = Verdict("allow", "runs without asking")
 
 
-def assess(
-    name: str, args: dict[str, Any], workspace: Path, protected: Sequence[Path] = ()
-) -> Verdict:
-    """The verdict for calling tool `name` with `args`. Blocking (stat calls).
-
-    Args:
-        name: The tool.
-        args: Its arguments, as the model gave them.
-        workspace: The workspace of the run.
-        protected: Folders whose files a write must never change unasked (DuckLM's own
-            config and data dir, when they lie inside the workspace).
-    """
+def assess(name: str, args: dict[str, Any], env: PolicyEnv) -> Verdict:
+    """The verdict for calling tool `name` with `args`. Blocking (stat calls)."""
     if name in READ_ONLY_TOOLS:
         return ALLOW
     if name == "file_write":
-        return _assess_write(args, workspace, protected)
-    return Verdict("ask", f"{name} is not known to the policy", rule_key=None)
+        return _assess_write(args, env)
+    if name == "shell_exec":
+        return _assess_shell(args, env)
+    return Verdict("ask", f"{name} is not known to the policy")
 
 
-def _assess_write(args: dict[str, Any], workspace: Path, protected: Sequence[Path]) -> Verdict:
+def _assess_write(args: dict[str, Any], env: PolicyEnv) -> Verdict:
     path = args.get("path")
     if not isinstance(path, str):
         return ALLOW  # the tool's own validation reports the bad argument
     try:
-        target = resolve_in_workspace(workspace, path)
+        target = resolve_in_workspace(env.workspace, path)
     except PathError:
         return ALLOW  # the tool refuses it with the reason; nothing to approve
-    rel = relative_name(workspace, target)
-    root = workspace.resolve()
-    if is_within(root / ".git", target):
+    rel = relative_name(env.workspace, target)
+    if is_within(env.workspace.resolve() / ".git", target):
         return Verdict("ask", f"write into the git folder: {rel}", rule_key=f"write:{rel}")
-    if any(is_within(p.resolve(), target) for p in protected):
+    if any(is_within(p, target) for p in env.protected):
         return Verdict("ask", f"write to DuckLM's own files: {rel}", rule_key=f"write:{rel}")
     if args.get("overwrite") and target.is_file():
         return Verdict("ask", f"overwrite existing file {rel}", rule_key=f"overwrite:{rel}")
     return ALLOW
+
+
+def _assess_shell(args: dict[str, Any], env: PolicyEnv) -> Verdict:
+    command = args.get("command")
+    if not isinstance(command, str):
+        return ALLOW  # the tool's own validation reports the bad argument
+    if env.commands is None:
+        return Verdict("ask", NO_COMMAND_POLICY)
+    found = env.commands.classify(command, workspace=env.workspace, sandboxed=env.sandboxed)
+    return Verdict(
+        found.action,
+        "; ".join(found.reasons) or f"{found.command_class.replace('_', ' ')} command",
+        rule_key=f"shell:{found.normalized}" if found.action == "ask" else None,
+        command_class=found.command_class,
+        network=found.network,
+        sudo=found.sudo,
+    )

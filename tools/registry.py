@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.tools import BaseTool
 
 from ducklm.tools.files import FILE_TOOLS
+from ducklm.tools.shell import shell_exec
 
 
 class ToolRegistry:
@@ -42,7 +43,7 @@ class ToolRegistry:
         for name, tool in self._tools.items():
             schema = self.model_schema(name)
             props, required = schema.get("properties", {}), set(schema.get("required", []))
-            summary = (tool.description or "").strip().splitlines()[0]
+            summary = " ".join((tool.description or "").split())
             lines = [f"- {name}({', '.join(props)}): {summary}"]
             for arg, spec in props.items():
                 need = (
@@ -57,4 +58,4 @@ class ToolRegistry:
 
 def default_tools() -> ToolRegistry:
     """The tools DuckLM ships with."""
-    return ToolRegistry(FILE_TOOLS)
+    return ToolRegistry((*FILE_TOOLS, shell_exec))

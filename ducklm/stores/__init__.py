@@ -1,4 +1,4 @@
-"""DuckLM's own SQLite tables: runs, audit events and approval rules.
+"""DuckLM's own SQLite tables: runs, audit events, approval rules and command intents.
 
 LangGraph's checkpointer keeps the graph state in its own file; these tables hold what
 DuckLM needs beside it. All access is through `aiosqlite`, so no query runs on the event
@@ -8,6 +8,7 @@ loop's thread.
 from ducklm.stores.approvals import ApprovalRule, ApprovalRules
 from ducklm.stores.audit import AuditLog, AuditRecord
 from ducklm.stores.db import Database, open_database
+from ducklm.stores.intents import CommandIntents
 from ducklm.stores.runs import RunRecord, Runs
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "ApprovalRules",
     "AuditLog",
     "AuditRecord",
+    "CommandIntents",
     "Database",
     "RunRecord",
     "Runs",

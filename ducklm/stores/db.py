@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -30,6 +31,15 @@ CREATE TABLE IF NOT EXISTS events (
     PRIMARY KEY (thread_id, seq)
 );
 
+CREATE TABLE IF NOT EXISTS command_intents (
+    call_id     TEXT PRIMARY KEY,
+    thread_id   TEXT NOT NULL,
+    command     TEXT NOT NULL,
+    started_at  REAL NOT NULL,
+    finished_at REAL,
+    exit_code   INTEGER
+);
+
 CREATE TABLE IF NOT EXISTS approval_rules (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
     tool        TEXT NOT NULL,
@@ -42,10 +52,16 @@ CREATE TABLE IF NOT EXISTS approval_rules (
 
 
 class Database:
-    """One `aiosqlite` connection; the stores share it."""
+    """One `aiosqlite` connection; the stores share it.
+
+    Several tasks use the connection at once (the runner appends audit events while a node
+    stores a rule), and a commit fails while another task's statement is still open, so
+    every store operation holds `lock` from its first statement to its commit.
+    """
 
     def __init__(self, conn: aiosqlite.Connection) -> None:
         self.conn = conn
+        self.lock = asyncio.Lock()
 
 
 @asynccontextmanager

@@ -7,7 +7,6 @@ links of every kind. A refused case must leave the outside untouched.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import pytest
 
 from ducklm.tools.errors import ToolError
 from ducklm.tools.files import _list, _read, _write
-from ducklm.tools.policy import assess
+from ducklm.tools.policy import PolicyEnv, assess
 from ducklm.tools.workspace import PathError, open_parent, resolve_in_workspace
 
 
@@ -138,9 +137,6 @@ def test_list_dir_refuses_links_out(world: World) -> None:
         _list(world.ws, "link-to-outside-dir")
 
 
-Assess = Callable[[World], tuple[str, str | None]]
-
-
 @pytest.mark.parametrize(
     ("path", "overwrite", "action", "rule_key"),
     [
@@ -154,8 +150,6 @@ Assess = Callable[[World], tuple[str, str | None]]
 def test_write_policy(
     world: World, path: str, overwrite: bool, action: str, rule_key: str | None
 ) -> None:
-    protected = (world.ws / "data",)
-    verdict = assess(
-        "file_write", {"path": path, "content": "x", "overwrite": overwrite}, world.ws, protected
-    )
+    env = PolicyEnv(workspace=world.ws, protected=((world.ws / "data").resolve(),))
+    verdict = assess("file_write", {"path": path, "content": "x", "overwrite": overwrite}, env)
     assert (verdict.action, verdict.rule_key) == (action, rule_key)

@@ -13,8 +13,8 @@ from ducklm.settings import SettingsError, load_settings
 def test_defaults() -> None:
     settings = load_settings(env_file=None)
     assert settings.max_action_steps == 4
-    assert settings.workspace == Path("workspace")
-    assert settings.data_dir == Path("data")
+    assert settings.workspace == Path.cwd() / "workspace"
+    assert settings.data_dir == Path.cwd() / "data"
 
 
 def test_environment_and_dotenv(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from ducklm.tools.errors import ToolError
 from ducklm.tools.files import FILE_EXISTS, _list, _read, _search, _write
-from ducklm.tools.policy import assess
+from ducklm.tools.policy import PolicyEnv, assess
 from ducklm.tools.workspace import PathError, resolve_in_workspace
 
 
@@ -79,10 +79,12 @@ def test_no_temporary_file_is_left_behind(ws: Path) -> None:
 
 
 def test_policy(ws: Path) -> None:
-    assert assess("file_read", {"path": "b.txt"}, ws).action == "allow"
-    assert assess("file_write", {"path": "new.txt", "content": "x"}, ws).action == "allow"
-    overwrite = assess("file_write", {"path": "b.txt", "content": "x", "overwrite": True}, ws)
+    env = PolicyEnv(workspace=ws)
+    assert assess("file_read", {"path": "b.txt"}, env).action == "allow"
+    assert assess("file_write", {"path": "new.txt", "content": "x"}, env).action == "allow"
+    overwrite = assess("file_write", {"path": "b.txt", "content": "x", "overwrite": True}, env)
     assert (overwrite.action, overwrite.rule_key) == ("ask", "overwrite:b.txt")
-    same = assess("file_write", {"path": "./b.txt", "content": "y", "overwrite": True}, ws)
+    same = assess("file_write", {"path": "./b.txt", "content": "y", "overwrite": True}, env)
     assert same.rule_key == overwrite.rule_key, "the rule is for the normalized path"
-    assert assess("shell_exec", {"command": "ls"}, ws).action == "ask"
+    assert assess("shell_exec", {"command": "ls"}, env).action == "ask", "no command policy"
+    assert assess("some_new_tool", {}, env).action == "ask"

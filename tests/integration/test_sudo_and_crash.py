@@ -1,0 +1,159 @@
+"""The sudo password flow (the secret is written nowhere) and crash safety across processes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from langgraph.types import Command
+
+from ducklm.runtime import DuckLM, NotWaitingError
+from ducklm.settings import Settings
+from tests.support.cli import cli_env, run_cli
+from tests.support.scripted_llm import ScriptedLLM, call, reply
+
+PASSWORD = "hunter2-mallard-7f3a"
+
+
+@pytest.fixture
+def fake_sudo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A `sudo` first on PATH that checks the password from stdin, then runs the command.
+
+    The machine has no sudo (and tests run as root); this one proves the password
+    arrived on stdin and nowhere else. It records only whether the password matched.
+    """
+    bin_dir = tmp_path / "fake-bin"
+    bin_dir.mkdir()
+    log = tmp_path / "sudo.log"
+    script = bin_dir / "sudo"
+    script.write_text(
+        "#!/bin/sh\n"
+        "IFS= read -r pw\n"
+        f'if [ "$pw" = "{PASSWORD}" ]; then echo match >> {log}; else echo mismatch >> {log};'
+        " echo 'sudo: wrong password' >&2; exit 1; fi\n"
+        'while [ "$1" = "-S" ] || [ "$1" = "-p" ]; do [ "$1" = "-p" ] && shift; shift; done\n'
+        'exec "$@"\n'
+    )
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    return log
+
+
+async def _files_containing(root: Path, needle: bytes) -> list[Path]:
+    def scan() -> list[Path]:
+        hits = []
+        for path in root.rglob("*"):
+            if path.is_file() and needle in path.read_bytes():
+                hits.append(path)
+        return hits
+
+    return await asyncio.to_thread(scan)
+
+
+async def test_sudo_password_flow_leaves_no_trace(
+    duck: DuckLM, llm: ScriptedLLM, fake_sudo: Path, settings: Settings, workspace: Path
+) -> None:
+    llm.script(reply(tool_calls=[call("shell_exec", command="sudo ls /root")]))
+    paused = await duck.run("list root's home", critic=False, memory=False)
+    assert paused.status == "interrupted"
+    approval = paused.pending[0]["request"]["action_requests"][0]
+    assert approval["args"]["command"] == "sudo ls /root"
+
+    waiting = [e async for e in duck.resume(paused.thread_id, [{"type": "approve"}])]
+    (asked,) = [e for e in waiting if e["type"] == "password_requested"]
+    assert asked["request"]["command"] == "sudo ls /root"
+    assert waiting[-1]["status"] == "interrupted"
+    with pytest.raises(NotWaitingError, match="waiting for a password"):
+        await duck.resume_run(paused.thread_id, [{"type": "approve"}])
+
+    llm.script(reply("Listed."))
+    events = [e async for e in duck.provide_password(paused.thread_id, PASSWORD)]
+    assert events[-1]["status"] == "completed"
+    finished = next(e for e in events if e["type"] == "tool_call_finished")
+    assert finished["exit_code"] == 0, finished["output"]
+    assert await asyncio.to_thread(fake_sudo.read_text) == "match\n"
+
+    # Nowhere: not in the checkpoint, the audit log, DuckLM's tables, the log file, the
+    # workspace, the events or the messages.
+    needle = PASSWORD.encode()
+    assert await _files_containing(settings.data_dir, needle) == []
+    assert await _files_containing(workspace, needle) == []
+    everything = [*paused.events, *waiting, *events]
+    assert PASSWORD not in repr(everything)
+    assert PASSWORD not in repr(await duck.messages(paused.thread_id))
+    assert PASSWORD not in repr([r.data for r in await duck.events(paused.thread_id)])
+
+
+async def test_wrong_token_asks_again_and_cancel_runs_nothing(
+    duck: DuckLM, llm: ScriptedLLM, fake_sudo: Path
+) -> None:
+    llm.script(reply(tool_calls=[call("shell_exec", command="sudo ls /root")]))
+    paused = await duck.run("list", critic=False, memory=False)
+    [e async for e in duck.resume(paused.thread_id, [{"type": "approve"}])]
+    # A client that skips provide_password and sends a made-up token is asked again.
+    interrupt_id, _ = await duck.pending_request(paused.thread_id)
+    await duck.graph.ainvoke(
+        Command(resume={interrupt_id: {"password_token": "made-up"}}),
+        {"configurable": {"thread_id": paused.thread_id}},
+        context=duck.context,
+    )
+    _, again = await duck.pending_request(paused.thread_id)
+    assert again["type"] == "password"
+    assert "did not arrive" in again["error"]
+
+    llm.script(reply("Not run."))
+    events = [e async for e in duck.cancel_password(paused.thread_id)]
+    finished = next(e for e in events if e["type"] == "tool_call_finished")
+    assert "did not give the sudo password" in finished["output"]
+    assert not await asyncio.to_thread(fake_sudo.exists), "sudo never ran"
+
+
+@pytest.mark.slow
+async def test_a_command_running_when_the_process_died_is_not_run_again(
+    settings: Settings, llm: ScriptedLLM, workspace: Path, tmp_path: Path
+) -> None:
+    log = workspace / "log.txt"
+    command = "echo start >> log.txt; sleep 30; echo end >> log.txt"
+    llm.script(reply(tool_calls=[call("shell_exec", command=command)]))
+    env = cli_env(settings)
+    cli = asyncio.create_task(
+        run_cli(
+            "chat", "run it", "--thread", "K1", "--no-critic", "--no-memory", env=env, cwd=tmp_path
+        )
+    )
+    for _ in range(200):  # until the command has started inside the sandbox
+        if await asyncio.to_thread(lambda: log.exists() and log.read_text() == "start\n"):
+            break
+        await asyncio.sleep(0.05)
+    else:
+        pytest.fail("the command never started")
+    pids = await asyncio.to_thread(_ducklm_pids)
+    assert pids, "the ducklm process is running"
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+    await cli
+
+    llm.script(reply("It was interrupted; I did not run it again."))
+    resumed = await run_cli("resume", "K1", "--json", env=env, cwd=tmp_path)
+    assert resumed.code == 0, resumed.stderr
+    finished = next(e for e in resumed.events() if e["type"] == "tool_call_finished")
+    assert finished["status"] == "unknown"
+    assert finished["output"].startswith("interrupted, outcome unknown")
+    assert await asyncio.to_thread(log.read_text) == "start\n", "never started twice"
+
+
+def _ducklm_pids() -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"ducklm.cli" in cmdline and b"K1" in cmdline:
+            pids.append(int(entry.name))
+    return pids
