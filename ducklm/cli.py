@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 from ducklm.console import ConsolePrinter
+from ducklm.context import NO_SANDBOX
 from ducklm.doctor import run_checks
 from ducklm.events import Event
 from ducklm.logs import start_file_logging
@@ -48,6 +49,8 @@ async def _run(command: Command, args: argparse.Namespace) -> int:
     listener = await asyncio.to_thread(start_file_logging, settings.data_dir)
     try:
         async with DuckLM.open(settings) as duck:
+            if duck.context.protection == "none" and command is not cmd_doctor:
+                print(f"ducklm: warning: {NO_SANDBOX}", file=sys.stderr)
             return await command(duck, args)
     finally:
         await asyncio.to_thread(listener.stop)

@@ -134,3 +134,25 @@ async def test_approvals_list_and_revoke(
     assert revoked.code == 0
     again = await run_cli("approvals", "revoke", str(rule["id"]), env=env, cwd=tmp_path)
     assert again.code == 2
+
+
+async def test_doctor_reports_the_sandbox_and_the_model_server(
+    settings: Settings, llm: ScriptedLLM, tmp_path: Path
+) -> None:
+    result = await run_cli("doctor", "--json", env=cli_env(settings), cwd=tmp_path)
+    checks = {c["name"]: c for c in map(json.loads, result.stdout.splitlines())}
+    assert checks["sandbox"]["ok"] is True
+    assert checks["sandbox"]["detail"].startswith("bubblewrap")
+    assert checks[f"model server {llm.base_url}"]["ok"] is True
+    assert result.code == 0, result.stdout
+
+
+async def test_doctor_says_what_to_do_when_the_model_server_is_down(
+    settings: Settings, unused_tcp_port: int, tmp_path: Path
+) -> None:
+    url = f"http://127.0.0.1:{unused_tcp_port}/v1"
+    env = cli_env(settings) | {"DUCK_LLM_BASE_URL": url}
+    result = await run_cli("doctor", env=env, cwd=tmp_path)
+    assert result.code == 1
+    assert f"[FAIL] model server {url}: not reachable" in result.stdout
+    assert "fix: start llama-server" in result.stdout
