@@ -11,8 +11,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
+
+from ducklm.config_files import load_yaml_model
 
 RoleName = Literal[
     "thinker", "action", "critic", "coder", "summary", "recall", "memory_policy", "sys_util"
@@ -88,15 +89,7 @@ def load_roles(
         ModelsConfigError: The file cannot be read or does not validate.
     """
     path = path or default_models_path()
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ModelsConfigError(f"cannot read models file {path}: {exc}") from None
-    try:
-        parsed = _ModelsFile.model_validate(raw or {})
-    except ValidationError as exc:
-        details = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise ModelsConfigError(f"invalid models file {path}: {details}") from None
+    parsed = load_yaml_model(path, _ModelsFile, ModelsConfigError, "models file")
     defaults = parsed.defaults.model_dump(exclude_none=True)
     if base_url:
         defaults["base_url"] = base_url

@@ -19,6 +19,7 @@ from langchain_core.messages.tool import ToolCall
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
+from ducklm.config_files import validation_details
 from ducklm.context import DuckContext
 from ducklm.events import emit
 from ducklm.graph.state import DuckState
@@ -159,6 +160,6 @@ def _to_call(index: int, action: Any, tools: ToolRegistry) -> ToolCall:
     try:
         tool.tool_call_schema.model_validate(args)  # type: ignore[union-attr]
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        problems = validation_details(exc)
         raise DirectiveError(f"bad arguments for {name}: {problems}") from None
     return ToolCall(name=name, args=args, id=f"call_{uuid.uuid4().hex[:12]}", type="tool_call")

@@ -7,20 +7,14 @@ Like the critic, its failure never loses the answer.
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Literal
 
-from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
 from ducklm.context import DuckContext
-from ducklm.events import emit
 from ducklm.graph.state import DuckState
-from ducklm.nodes.structured import ask_validated, system_prompt, with_system
-from ducklm.nodes.transcript import transcript_text
-
-log = logging.getLogger(__name__)
+from ducklm.nodes.structured import review_turn
 
 POLICY_FAILED = "The memory policy could not review this turn; the answer is not affected."
 
@@ -37,15 +31,5 @@ class MemoryProposal(BaseModel):
 
 async def decide_memory(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
     """Ask the memory_policy role whether this turn holds something worth remembering."""
-    ctx = runtime.context
-    system = system_prompt(
-        ctx, "memory_policy", MemoryProposal.model_json_schema(), workspace=state.workspace
-    )
-    messages = with_system(system, [HumanMessage(content=transcript_text(state.messages))])
-    try:
-        proposal = await ask_validated(ctx, "memory_policy", MemoryProposal, messages)
-    except Exception:  # the answer is already out; a broken policy must not fail the run
-        log.warning("memory policy failed", exc_info=True)
-        emit(runtime, "error", stage="memory_policy", fatal=False, message=POLICY_FAILED)
-        return {"memory_decisions": []}
-    return {"memory_decisions": [proposal.model_dump()]}
+    proposal = await review_turn(state, runtime, "memory_policy", MemoryProposal, POLICY_FAILED)
+    return {"memory_decisions": [proposal.model_dump()] if proposal else []}

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from langchain_core.messages import BaseMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
 from ducklm.context import DuckContext
+from ducklm.events import emit
+from ducklm.graph.state import DuckState
 from ducklm.llm import schema_instructions
+from ducklm.nodes.transcript import transcript_text
 from ducklm.roles import RoleName
 
 M = TypeVar("M", bound=BaseModel)
+log = logging.getLogger(__name__)
 
 
 class JSONReplyError(ValueError):
@@ -77,3 +83,26 @@ async def ask_validated(
     """
     _, raw = await ask_json(ctx, role, model.__name__, model.model_json_schema(), messages)
     return model.model_validate(raw)
+
+
+async def review_turn(
+    state: DuckState,
+    runtime: Runtime[DuckContext],
+    role: RoleName,
+    model: type[M],
+    failure_message: str,
+) -> M | None:
+    """Ask `role` to review this turn's transcript and answer like `model`.
+
+    Used after the answer has streamed, so a failure must never fail the run: it is
+    logged, becomes a non-fatal `error` event with `failure_message`, and gives `None`.
+    """
+    ctx = runtime.context
+    system = system_prompt(ctx, role, model.model_json_schema(), workspace=state.workspace)
+    messages = with_system(system, [HumanMessage(content=transcript_text(state.messages))])
+    try:
+        return await ask_validated(ctx, role, model, messages)
+    except Exception:  # the answer is already out; a broken reviewer must not fail the run
+        log.warning("%s failed", role, exc_info=True)
+        emit(runtime, "error", stage=role, fatal=False, message=failure_message)
+        return None

@@ -20,6 +20,7 @@ from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
+from ducklm.config_files import validation_details
 from ducklm.context import DuckContext
 from ducklm.events import emit
 from ducklm.graph.state import DuckState
@@ -215,7 +216,7 @@ async def _invoke(tool: BaseTool, call: ToolCall, args: dict[str, Any]) -> Outco
     except ToolError as exc:
         return Outcome("error", str(exc), {})
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        problems = validation_details(exc)
         return Outcome("error", BAD_ARGS.format(name=tool.name, problems=problems), {})
     facts = message.artifact if isinstance(message.artifact, dict) else {}
     return Outcome("success", message.text, dict(facts))

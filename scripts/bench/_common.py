@@ -10,8 +10,11 @@ import math
 import os
 import statistics
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 # The scripts run as `python scripts/bench/x.py`, which puts only this folder on the path;
 # the repository root is needed for the scripted model server in `tests/support`.
@@ -80,6 +83,20 @@ def verdict(name: str, value: float, limit: float, unit: str = "") -> None:
     """One target line: PASS when `value <= limit`, MISS otherwise."""
     mark = "PASS" if value <= limit else "MISS"
     print(f"{mark}  {name}: {value:.2f}{unit} (target <= {limit:g}{unit})")
+
+
+@contextmanager
+def bench_world(
+    files: dict[str, str], respond: Callable[[dict[str, Any]], Reply]
+) -> Iterator[tuple[Path, ScriptedLLM]]:
+    """A scratch folder with `workspace/` holding `files`, and a scripted server using `respond`."""
+    with tempfile.TemporaryDirectory(prefix="ducklm-bench-") as tmp, ScriptedLLM() as llm:
+        root = Path(tmp)
+        (root / "workspace").mkdir()
+        for name, text in files.items():
+            (root / "workspace" / name).write_text(text, encoding="utf-8")
+        llm.set_responder(respond)
+        yield root, llm
 
 
 def duck_settings(base_url: str, root: Path) -> Settings:

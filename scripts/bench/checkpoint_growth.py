@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -24,6 +23,7 @@ from typing import Annotated, Any, TypedDict
 from _common import (
     Reply,
     ScriptedLLM,
+    bench_world,
     call,
     duck_settings,
     header,
@@ -196,11 +196,7 @@ def main() -> None:
         "differ only in the messages channel. Size measured after a WAL checkpoint and close;",
         f"read = aget_state (DuckLM: duck.state), median of {READS}; all three interleaved.",
     )
-    with tempfile.TemporaryDirectory(prefix="ducklm-bench-") as tmp, ScriptedLLM() as llm:
-        root = Path(tmp)
-        (root / "workspace").mkdir()
-        (root / "workspace" / "pond.md").write_text(TOOL_TEXT, encoding="utf-8")
-        llm.set_responder(respond)
+    with bench_world({"pond.md": TOOL_TEXT}, respond) as (root, llm):
         report(asyncio.run(bench(llm, root)))
 
 

@@ -10,7 +10,6 @@ same file with an equivalent `file_read` tool. Each repetition is a fresh thread
 from __future__ import annotations
 
 import asyncio
-import tempfile
 import time
 import uuid
 import warnings
@@ -22,6 +21,7 @@ from typing import Any
 from _common import (
     Reply,
     ScriptedLLM,
+    bench_world,
     call,
     duck_settings,
     header,
@@ -192,11 +192,7 @@ def main() -> None:
         f"same scripted server and SQLite checkpointer; fresh thread per turn; {WARMUP} warm-up",
         f"turns each, then {REPS} interleaved repetitions each.",
     )
-    with tempfile.TemporaryDirectory(prefix="ducklm-bench-") as tmp, ScriptedLLM() as llm:
-        root = Path(tmp)
-        (root / "workspace").mkdir()
-        (root / "workspace" / "notes.md").write_text(NOTES, encoding="utf-8")
-        llm.set_responder(respond)
+    with bench_world({"notes.md": NOTES}, respond) as (root, llm):
         asyncio.run(bench(llm, root))
 
 

@@ -388,7 +388,10 @@ async def test_the_cpu_limit_stops_a_busy_loop(workspace: Path) -> None:
 
 async def test_the_memory_limit_stops_a_big_allocation(workspace: Path) -> None:
     limits = Limits(timeout_s=10, memory_bytes=256 << 20)
-    result = await run(f"{sys.executable} -c 'bytearray(512 << 20)'", workspace, limits=limits)
+    # The base interpreter, not the venv's link: a checkout under /tmp is hidden by the
+    # sandbox's private /tmp.
+    python = await asyncio.to_thread(os.path.realpath, sys.executable)
+    result = await run(f"{python} -c 'bytearray(512 << 20)'", workspace, limits=limits)
 
     assert result.exit_code != 0
     assert "MemoryError" in result.output
