@@ -10,6 +10,9 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	# A plain install would pull a multi-GB CUDA build of torch (for sentence-transformers);
+	# the CPU build is enough, and 2.13.0 CPU already lies on disk here.
+	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 

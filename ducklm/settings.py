@@ -58,8 +58,19 @@ class Settings(BaseSettings):
     """Attempts per model call for retryable errors (connection, timeout, 5xx, malformed reply)."""
     model_retry_initial_interval: float = Field(default=0.5, ge=0.0, le=60.0)
     """Seconds before the first retry; doubles each attempt."""
+    qdrant_url: str | None = None
+    """A Qdrant server for memory vectors; unset, Qdrant runs embedded on disk in the data dir."""
+    embeddings_url: str | None = None
+    """An OpenAI-style embeddings endpoint (`.../v1` or `.../v1/embeddings`); unset, the
+    model runs in process."""
+    embeddings_model: str = "all-MiniLM-L6-v2"
+    """The embedding model: its name (sent to `embeddings_url`, or the packaged local copy)
+    or the folder of a local sentence-transformers model."""
 
-    @field_validator("workspace", "data_dir", "models_config")
+    skills_dir: Path | None = None
+    """The skills folder (`<id>/skill.yaml`, proposals in `_proposals/`); unset: DuckLM's."""
+
+    @field_validator("workspace", "data_dir", "models_config", "skills_dir")
     @classmethod
     def _absolute(cls, path: Path | None) -> Path | None:
         # Resolved here, while settings load off the event loop, so nothing later has to
@@ -79,6 +90,11 @@ class Settings(BaseSettings):
     def checkpoint_db(self) -> Path:
         """SQLite file of LangGraph's checkpointer."""
         return self.data_dir / "checkpoints.sqlite"
+
+    @property
+    def qdrant_path(self) -> Path:
+        """Folder of the embedded Qdrant (used when `qdrant_url` is unset)."""
+        return self.data_dir / "qdrant"
 
     @property
     def duck_db(self) -> Path:

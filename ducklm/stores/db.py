@@ -48,6 +48,35 @@ CREATE TABLE IF NOT EXISTS approval_rules (
     created_at  REAL NOT NULL,
     UNIQUE (tool, pattern)
 );
+
+CREATE TABLE IF NOT EXISTS memories (
+    id              TEXT PRIMARY KEY,
+    text            TEXT NOT NULL,
+    scope           TEXT NOT NULL CHECK (scope IN ('global', 'workspace', 'conversation')),
+    workspace       TEXT,
+    conversation_id TEXT,
+    memory_type     TEXT NOT NULL,
+    importance      REAL NOT NULL,
+    created_at      REAL NOT NULL,
+    updated_at      REAL NOT NULL,
+    superseded_by   TEXT,
+    metadata        TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS memories_by_scope ON memories (scope, workspace, conversation_id);
+
+CREATE TABLE IF NOT EXISTS experience (
+    id          TEXT PRIMARY KEY,
+    thread_id   TEXT NOT NULL,
+    run_id      TEXT,
+    score       REAL NOT NULL,
+    summary     TEXT NOT NULL,
+    what_worked TEXT NOT NULL,
+    what_failed TEXT NOT NULL,
+    lesson      TEXT NOT NULL,
+    confidence  REAL NOT NULL,
+    proposal_id TEXT,
+    created_at  REAL NOT NULL
+);
 """
 
 

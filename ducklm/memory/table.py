@@ -1,0 +1,139 @@
+"""The `memories` table in DuckLM's SQLite file: the source of truth for every memory."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ducklm.memory.records import MemoryRecord, Scope
+from ducklm.stores.db import Database
+
+COLUMNS = (
+    "id, text, scope, workspace, conversation_id, memory_type, importance, "
+    "created_at, updated_at, superseded_by, metadata"
+)
+
+
+class MemoryTable:
+    """Reads and writes of `memories`; each holds `db.lock` from first statement to commit."""
+
+    def __init__(self, db: Database) -> None:
+        self._conn = db.conn
+        self._lock = db.lock
+
+    async def insert(self, records: Sequence[MemoryRecord]) -> None:
+        """Store new records in one transaction."""
+        async with self._lock:
+            await self._conn.executemany(
+                f"INSERT INTO memories ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [_row(r) for r in records],
+            )
+            await self._conn.commit()
+
+    async def replace(self, record: MemoryRecord) -> None:
+        """Write every field of an existing record."""
+        async with self._lock:
+            await self._conn.execute(
+                "UPDATE memories SET text = ?, importance = ?, updated_at = ?, "
+                "superseded_by = ?, metadata = ? WHERE id = ?",
+                (
+                    record.text,
+                    record.importance,
+                    record.updated_at,
+                    record.superseded_by,
+                    json.dumps(record.metadata),
+                    record.id,
+                ),
+            )
+            await self._conn.commit()
+
+    async def delete(self, memory_id: str) -> bool:
+        """Delete one record; `False` when there was none."""
+        async with self._lock:
+            async with self._conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,)) as cur:
+                deleted = cur.rowcount
+            await self._conn.commit()
+            return deleted > 0
+
+    async def get_many(self, ids: Iterable[str]) -> dict[str, MemoryRecord]:
+        """The records of `ids` that exist, by id."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
+        marks = ", ".join("?" * len(wanted))
+        rows = await self._select(f"WHERE id IN ({marks})", wanted)
+        return {r.id: r for r in rows}
+
+    async def select(
+        self,
+        *,
+        scope: Scope | None,
+        workspace: str | None,
+        conversation_id: str | None,
+        include_superseded: bool,
+        limit: int | None,
+    ) -> list[MemoryRecord]:
+        """Records matching every filter given, newest change first."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        for column, value in (
+            ("scope", scope),
+            ("workspace", workspace),
+            ("conversation_id", conversation_id),
+        ):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        if not include_superseded:
+            clauses.append("superseded_by IS NULL")
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        tail = " LIMIT ?" if limit is not None else ""
+        params += [limit] if limit is not None else []
+        return await self._select(f"{where} ORDER BY updated_at DESC, id{tail}", params)
+
+    async def count(self) -> int:
+        """How many records there are, superseded ones included."""
+        async with self._lock, self._conn.execute("SELECT COUNT(*) FROM memories") as cur:
+            row = await cur.fetchone()
+        return int(row[0]) if row else 0
+
+    async def _select(self, tail: str, params: Sequence[Any]) -> list[MemoryRecord]:
+        query = f"SELECT {COLUMNS} FROM memories {tail}"
+        async with self._lock, self._conn.execute(query, params) as cur:
+            rows = await cur.fetchall()
+        return [_record(row) for row in rows]
+
+
+def _row(record: MemoryRecord) -> tuple[Any, ...]:
+    return (
+        record.id,
+        record.text,
+        record.scope,
+        record.workspace,
+        record.conversation_id,
+        record.memory_type,
+        record.importance,
+        record.created_at,
+        record.updated_at,
+        record.superseded_by,
+        json.dumps(record.metadata),
+    )
+
+
+def _record(row: Any) -> MemoryRecord:
+    memory_id, text, scope, workspace, conversation_id, kind, importance, *rest = row
+    created_at, updated_at, superseded_by, metadata = rest
+    return MemoryRecord(
+        id=memory_id,
+        text=text,
+        scope=scope,
+        workspace=workspace,
+        conversation_id=conversation_id,
+        memory_type=kind,
+        importance=importance,
+        created_at=created_at,
+        updated_at=updated_at,
+        superseded_by=superseded_by,
+        metadata=json.loads(metadata),
+    )
