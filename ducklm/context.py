@@ -16,10 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ducklm.llm import ModelRoles
+from ducklm.memory import MemoryStore, open_memory
 from ducklm.role_prompts import Prompts, load_prompts, prompts_dir
 from ducklm.roles import default_models_path, load_roles
 from ducklm.secrets import SecretVault
 from ducklm.settings import Settings
+from ducklm.skills import SkillRegistry, default_skills_dir
 from ducklm.stores import (
     ApprovalRules,
     AuditLog,
@@ -28,6 +30,8 @@ from ducklm.stores import (
     Runs,
     open_database,
 )
+from ducklm.stores.experience import ExperienceLog
+from ducklm.tokens import ESTIMATE, BatchTokenCounter, server_tokenizer
 from ducklm.tools.command_policy import CommandPolicy, load_command_policy
 from ducklm.tools.registry import ToolRegistry, default_tools
 from ducklm.tools.sandbox import Protection, detect_protection
@@ -60,6 +64,16 @@ class DuckContext:
     """How shell commands are confined on this machine: bubblewrap, landlock or none."""
     intents: CommandIntents
     """Commands started, so a resumed run never starts one twice."""
+    memory: MemoryStore | None
+    """Long-term memory (records in SQLite, vectors in Qdrant)."""
+    experience: ExperienceLog
+    """The critic's reflections."""
+    skills: SkillRegistry
+    """Skills loaded from `skills_dir`."""
+    skills_dir: Path
+    """Where skills and skill proposals live."""
+    tokens: BatchTokenCounter
+    """Counts tokens: the model server's tokenizer when it has one, else an estimate."""
     vault: SecretVault
     """Passwords given out of band, by one-time token (memory only)."""
     protected: tuple[Path, ...] = ()
@@ -103,6 +117,8 @@ class _Static:
     models: ModelRoles
     prompts: Prompts
     commands: CommandPolicy
+    skills: SkillRegistry
+    skills_dir: Path
     protected: tuple[Path, ...]
 
 
@@ -112,13 +128,16 @@ def _load_static(settings: Settings) -> _Static:
     )
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     settings.workspace.mkdir(parents=True, exist_ok=True)
-    protected = [settings.data_dir, default_models_path().parent, prompts_dir()]
+    skills_dir = settings.skills_dir or default_skills_dir()
+    protected = [settings.data_dir, default_models_path().parent, prompts_dir(), skills_dir]
     if settings.models_config:
         protected.append(settings.models_config)
     return _Static(
         models=ModelRoles.build(roles),
         prompts=load_prompts(roles),
         commands=load_command_policy(),
+        skills=SkillRegistry.load(skills_dir),
+        skills_dir=skills_dir,
         protected=tuple(p.resolve() for p in protected),
     )
 
@@ -137,7 +156,12 @@ async def open_dependencies(
     protection = await detect_protection()
     if protection == "none":
         log.warning(NO_SANDBOX)
-    async with open_database(settings.duck_db) as db:
+    base_url = static.models.config("thinker").base_url
+    async with (
+        open_database(settings.duck_db) as db,
+        open_memory(settings, db) as memory,
+        _open_tokens(base_url) as tokens,
+    ):
         context = DuckContext(
             settings=settings,
             models=static.models,
@@ -147,7 +171,23 @@ async def open_dependencies(
             commands=static.commands,
             protection=protection,
             intents=CommandIntents(db),
+            memory=memory,
+            experience=ExperienceLog(db),
+            skills=static.skills,
+            skills_dir=static.skills_dir,
+            tokens=tokens,
             vault=SecretVault(),
             protected=static.protected,
         )
         yield Dependencies(context=context, db=db, runs=Runs(db), audit=AuditLog(db))
+
+
+@asynccontextmanager
+async def _open_tokens(base_url: str) -> AsyncIterator[BatchTokenCounter]:
+    """The server's tokenizer when it offers one (probed once), else the estimate."""
+    server = await server_tokenizer(base_url)
+    try:
+        yield server or ESTIMATE
+    finally:
+        if server is not None:
+            await server.aclose()

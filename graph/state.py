@@ -53,6 +53,8 @@ class DuckState(InputState):
     """What the memory policy decided about this turn."""
     summary: str = ""
     """Running summary of history too old to send in full."""
+    summary_covers: int = 0
+    """How many of the oldest messages the summary stands for (they are not sent again)."""
     step_limit: int = 4
     """Action steps allowed in this turn (fixed when the turn starts)."""
     run_critic: bool = True

@@ -8,7 +8,6 @@ from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
     BaseMessage,
-    SystemMessage,
     message_chunk_to_message,
 )
 from langgraph.runtime import Runtime
@@ -17,7 +16,7 @@ from ducklm.context import DuckContext
 from ducklm.events import emit
 from ducklm.graph.state import DuckState
 from ducklm.nodes.action_json import decide_with_directive
-from ducklm.nodes.transcript import for_native_tools
+from ducklm.nodes.prompting import role_messages
 
 
 async def decide_action(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
@@ -40,7 +39,8 @@ async def _decide_with_tools(state: DuckState, runtime: Runtime[DuckContext]) ->
     # calls is the answer itself: its text streams as it comes and the thinker is skipped.
     answer_streams = ctx.models.same_model("action", "thinker")
     reply: AIMessageChunk | None = None
-    async for chunk in model.astream([SystemMessage(system), *for_native_tools(state.messages)]):
+    messages = await role_messages(state, ctx, system, native_tools=True)
+    async for chunk in model.astream(messages):
         reply = cast(AIMessageChunk, chunk if reply is None else reply + chunk)
         if answer_streams and chunk.text and not reply.tool_call_chunks:
             emit(runtime, "token", text=chunk.text)

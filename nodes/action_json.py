@@ -24,12 +24,11 @@ from ducklm.context import DuckContext
 from ducklm.events import emit
 from ducklm.graph.state import DuckState
 from ducklm.llm import schema_instructions
+from ducklm.nodes.prompting import role_messages
 from ducklm.nodes.structured import (
     JSONReplyError,
     parse_json,
-    with_system,
 )
-from ducklm.nodes.transcript import as_text
 from ducklm.role_prompts import Prompts
 from ducklm.roles import StructuredOutput
 from ducklm.tools.registry import ToolRegistry
@@ -77,7 +76,7 @@ async def decide_with_directive(state: DuckState, runtime: Runtime[DuckContext])
         workspace=state.workspace,
         max_steps=ctx.settings.max_action_steps,
     )
-    messages = with_system(system, as_text(state.messages))
+    messages = await role_messages(state, ctx, system)
     problem = ""
     for _attempt in range(2):
         text, directive = await _ask(ctx, messages)

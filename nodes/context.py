@@ -1,19 +1,34 @@
-"""context: start a turn. Reads the request, resets per-turn fields, fixes the workspace.
+"""context: start a turn.
 
-The token-budgeted context (memories, skills, summaries) is the memory issue's; here the
-turn is set up so that every later node reads a clean, per-turn state.
+Reads the request, resets the per-turn fields, fixes the workspace and the turn's
+switches, selects the skills that fit the request, and keeps the running summary: when
+the history no longer fits the input budget, the summary role folds the oldest part
+into `summary`, which every role then sees instead of those messages.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AnyMessage, HumanMessage
+from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from ducklm.context import DuckContext
+from ducklm.events import emit
 from ducklm.graph.state import DuckState
+from ducklm.nodes.prompting import pack_for_role
+from ducklm.nodes.structured import with_system
+from ducklm.nodes.transcript import transcript_text
+from ducklm.tokens import estimate_tokens, fit_head_tail
+
+log = logging.getLogger(__name__)
+
+SUMMARY_REQUEST = "Summary so far:\n{summary}\n\nOlder messages to fold in:\n{messages}"
+SUMMARY_FAILED = "Older history could not be summarized; it is left out of this turn."
+CUT = "\n[... cut to fit ...]\n"
 
 
 def latest_request(messages: Sequence[AnyMessage]) -> str:
@@ -22,20 +37,52 @@ def latest_request(messages: Sequence[AnyMessage]) -> str:
 
 
 async def prepare_turn(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
-    """Set the task from the last human message, reset per-turn fields, fix the switches."""
+    """Start the turn: fresh per-turn fields, switches, skills, and the running summary."""
+    ctx = runtime.context
     task = latest_request(state.messages)
-    workspace = state.workspace or str(runtime.context.settings.workspace)
-    fresh = {
+    embed = ctx.memory.embedder.embed if ctx.memory is not None else None
+    skills = await ctx.skills.select(task, embed=embed)
+    fresh: dict[str, Any] = {
         "task": task,
-        "workspace": workspace,
+        "workspace": state.workspace or str(ctx.settings.workspace),
         "step": 0,
         "observations": [],
         "final": "",
         "critique": None,
         "memory_decisions": [],
-        "step_limit": runtime.context.settings.max_action_steps,
-        "run_critic": runtime.context.critic_enabled,
-        "run_memory_policy": runtime.context.memory_enabled,
+        "skills": [s.id for s in skills],
+        "step_limit": ctx.settings.max_action_steps,
+        "run_critic": ctx.critic_enabled,
+        "run_memory_policy": ctx.memory_enabled,
     }
+    fresh |= await _summarize_overflow(dataclasses.replace(state, **fresh), runtime)
     # Only what changed: each written field is another blob in the checkpoint.
     return {key: value for key, value in fresh.items() if getattr(state, key) != value}
+
+
+async def _summarize_overflow(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
+    """Fold history that no longer fits into the running summary (nothing when it fits)."""
+    ctx = runtime.context
+    system = ctx.prompts.render("thinker", workspace=state.workspace)
+    packed = await pack_for_role(state, ctx, system)
+    if not packed.dropped:
+        return {}
+    try:
+        summary = await _summarize(ctx, state.summary, packed.dropped)
+    except Exception:  # a missing summary costs context, never the turn
+        log.warning("summary failed", exc_info=True)
+        emit(runtime, "error", stage="summary", fatal=False, message=SUMMARY_FAILED)
+        return {}
+    return {"summary": summary, "summary_covers": state.summary_covers + len(packed.dropped)}
+
+
+async def _summarize(ctx: DuckContext, summary: str, dropped: list[BaseMessage]) -> str:
+    system = ctx.prompts.render("summary")
+    room = ctx.settings.max_input_tokens - estimate_tokens(system) - 64
+    older = fit_head_tail(
+        transcript_text(dropped, last=len(dropped)), room // 2, estimate_tokens, CUT
+    )
+    request = SUMMARY_REQUEST.format(summary=summary or "(none)", messages=older)
+    request = fit_head_tail(request, room, estimate_tokens, CUT)
+    reply = await ctx.models.chat("summary").ainvoke(with_system(system, [HumanMessage(request)]))
+    return reply.text.strip() or summary

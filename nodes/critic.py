@@ -1,11 +1,14 @@
-"""critic: the critic role judges the turn after the answer has streamed.
+"""critic: the critic role reflects on the turn after the answer has streamed.
 
-Its failure never loses the answer: any error becomes a non-fatal `error` event and the
-run still completes. The memory issue extends the verdict into experience records.
+The reflection becomes an experience record; a suggested skill patch becomes a proposal
+file under `skills/_proposals/`, never applied silently. Its failure never loses the
+answer: any error becomes a non-fatal `error` event and the run still completes.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -15,21 +18,77 @@ from ducklm.context import DuckContext
 from ducklm.events import emit
 from ducklm.graph.state import DuckState
 from ducklm.nodes.structured import review_turn
+from ducklm.skill_proposals import NewProposal, write_proposal
+from ducklm.stores.experience import ExperienceRecord
 
 CRITIC_FAILED = "The critic could not review this turn; the answer is not affected."
+NOT_KEPT = "The critic's reflection could not be stored; the answer is not affected."
+
+log = logging.getLogger(__name__)
 
 
 class Critique(BaseModel):
-    """The critic's verdict on one turn."""
+    """The critic's reflection on one turn."""
 
     score: float = Field(ge=0.0, le=1.0)
     summary: str
+    what_worked: list[str] = Field(default_factory=list)
+    what_failed: list[str] = Field(default_factory=list)
+    reusable_lesson: str = ""
+    suggested_skill_patch: str | None = None
+    confidence: float = Field(default=0.5, ge=0.0, le=1.0)
 
 
 async def reflect_on_turn(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
-    """Ask the critic role for a score and a summary of this turn."""
-    critique = await review_turn(state, runtime, "critic", Critique, CRITIC_FAILED)
+    """Ask the critic role to reflect; keep it as experience and maybe a skill proposal."""
+    critique = await review_turn(state, runtime, "critic", Critique, failure_message=CRITIC_FAILED)
     if critique is None:
         return {"critique": None}
-    emit(runtime, "reflection_completed", score=critique.score, summary=critique.summary)
+    try:
+        record_id, proposal_id = await _keep(critique, state, runtime)
+    except Exception:  # the answer is out; losing a reflection must not fail the run
+        log.warning("could not store the reflection", exc_info=True)
+        emit(runtime, "error", stage="critic", fatal=False, message=NOT_KEPT)
+        return {"critique": critique.model_dump()}
+    emit(
+        runtime,
+        "reflection_completed",
+        experience_id=record_id,
+        score=critique.score,
+        summary=critique.summary,
+        lesson=critique.reusable_lesson,
+        proposal_id=proposal_id,
+    )
     return {"critique": critique.model_dump()}
+
+
+async def _keep(
+    critique: Critique, state: DuckState, runtime: Runtime[DuckContext]
+) -> tuple[str, str | None]:
+    """Store the experience record and the proposal file, if any; their ids."""
+    ctx, info = runtime.context, runtime.execution_info
+    thread_id = info.thread_id if info and info.thread_id else ""
+    proposal_id = None
+    if critique.suggested_skill_patch:
+        new = NewProposal(
+            patch=critique.suggested_skill_patch,
+            skill_id=state.skills[0] if state.skills else None,
+            lesson=critique.reusable_lesson,
+            thread_id=thread_id,
+        )
+        proposal_id = (await asyncio.to_thread(write_proposal, ctx.skills_dir, new)).id
+    record = await ctx.experience.add(
+        ExperienceRecord(
+            id="",
+            thread_id=thread_id,
+            run_id=info.run_id if info else None,
+            score=critique.score,
+            summary=critique.summary,
+            what_worked=critique.what_worked,
+            what_failed=critique.what_failed,
+            lesson=critique.reusable_lesson,
+            confidence=critique.confidence,
+            proposal_id=proposal_id,
+        )
+    )
+    return record.id, proposal_id

@@ -3,22 +3,76 @@
 Runs beside the context node, in the same superstep (one checkpoint for both), so it
 reads the request from the messages itself rather than from `task`.
 
-The memory store arrives with the memory issue. The recall role chooses among
-candidates; with no store there are none, so no model call is made and the turn
-carries an empty `recalled` list.
+Hybrid search gets candidates; when there are more than a few, the recall role picks
+the relevant ones, shown to it numbered from 1. If the role fails, the top candidates
+above a score threshold are kept. A degraded search (Qdrant down: keyword only) is a
+warning event, never a failed run.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
+from pydantic import BaseModel
 
 from ducklm.context import DuckContext
+from ducklm.events import emit
 from ducklm.graph.state import DuckState
+from ducklm.memory import MemoryHit
+from ducklm.nodes.context import latest_request
+from ducklm.nodes.structured import ask_validated, system_prompt, with_system
+
+log = logging.getLogger(__name__)
+
+CANDIDATES = 8
+"""How many memories hybrid search proposes."""
+FEW = 3
+"""Up to this many candidates are kept without asking the recall role."""
+FALLBACK_MIN_SCORE = 0.3
+"""Without the recall role, candidates scoring below this are dropped."""
+PICK_REQUEST = "Request: {request}\n\nMemories:\n{memories}\n\nWhich memories help? Numbers only."
+
+
+class RecallPick(BaseModel):
+    """The recall role's answer: the numbers (from 1) of the relevant memories."""
+
+    relevant: list[int]
 
 
 async def recall_memories(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
-    """Recall memories for the latest request (none until a memory store exists)."""
-    del runtime  # the store, searched for `latest_request(state.messages)`, comes with #4
-    return {"recalled": []} if state.recalled else {}
+    """Search memory for the latest request and keep what helps."""
+    ctx = runtime.context
+    request = latest_request(state.messages)
+    if ctx.memory is None or not request.strip():
+        return {"recalled": []} if state.recalled else {}
+    thread_id = runtime.execution_info.thread_id if runtime.execution_info else None
+    result = await ctx.memory.search(
+        request,
+        workspace=state.workspace or str(ctx.settings.workspace),
+        conversation_id=thread_id,
+        k=CANDIDATES,
+    )
+    if result.degraded:
+        emit(runtime, "error", stage="recall", fatal=False, message=result.warning or "")
+    hits = result.hits if len(result.hits) <= FEW else await _pick(ctx, request, result.hits)
+    return {"recalled": [_recalled(hit) for hit in hits]}
+
+
+async def _pick(ctx: DuckContext, request: str, hits: list[MemoryHit]) -> list[MemoryHit]:
+    numbered = "\n".join(f"{i}. {hit.record.text}" for i, hit in enumerate(hits, start=1))
+    system = system_prompt(ctx, "recall", RecallPick.model_json_schema())
+    question = HumanMessage(PICK_REQUEST.format(request=request, memories=numbered))
+    try:
+        pick = await ask_validated(ctx, "recall", RecallPick, with_system(system, [question]))
+    except Exception:  # recall is a help, not a requirement: fall back to the scores
+        log.warning("recall role failed; keeping the best-scored memories", exc_info=True)
+        return [h for h in hits if h.score >= FALLBACK_MIN_SCORE][:FEW]
+    return [hits[n - 1] for n in dict.fromkeys(pick.relevant) if 1 <= n <= len(hits)]
+
+
+def _recalled(hit: MemoryHit) -> dict[str, Any]:
+    record = hit.record
+    return {"id": record.id, "text": record.text, "scope": record.scope, "score": hit.score}

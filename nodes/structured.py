@@ -12,13 +12,15 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
 from ducklm.context import DuckContext
-from ducklm.events import emit
+from ducklm.events import EventType, emit
 from ducklm.graph.state import DuckState
 from ducklm.llm import schema_instructions
 from ducklm.nodes.transcript import transcript_text
 from ducklm.roles import RoleName
+from ducklm.tokens import estimate_tokens, fit_head_tail
 
 M = TypeVar("M", bound=BaseModel)
+CUT = "\n[... cut to fit the input budget ...]\n"
 log = logging.getLogger(__name__)
 
 
@@ -90,7 +92,9 @@ async def review_turn(
     runtime: Runtime[DuckContext],
     role: RoleName,
     model: type[M],
+    *,
     failure_message: str,
+    failure_event: EventType = "error",
 ) -> M | None:
     """Ask `role` to review this turn's transcript and answer like `model`.
 
@@ -99,10 +103,12 @@ async def review_turn(
     """
     ctx = runtime.context
     system = system_prompt(ctx, role, model.model_json_schema(), workspace=state.workspace)
-    messages = with_system(system, [HumanMessage(content=transcript_text(state.messages))])
+    room = ctx.settings.max_input_tokens - estimate_tokens(system) - 64
+    transcript = fit_head_tail(transcript_text(state.messages), room, estimate_tokens, CUT)
+    messages = with_system(system, [HumanMessage(content=transcript)])
     try:
         return await ask_validated(ctx, role, model, messages)
     except Exception:  # the answer is already out; a broken reviewer must not fail the run
         log.warning("%s failed", role, exc_info=True)
-        emit(runtime, "error", stage=role, fatal=False, message=failure_message)
+        emit(runtime, failure_event, stage=role, fatal=False, message=failure_message)
         return None

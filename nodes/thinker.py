@@ -11,8 +11,8 @@ from ducklm.context import DuckContext
 from ducklm.events import emit
 from ducklm.graph.state import DuckState
 from ducklm.model_errors import PartialAnswerError
-from ducklm.nodes.structured import with_system
-from ducklm.nodes.transcript import as_text, observations_text
+from ducklm.nodes.prompting import role_messages
+from ducklm.nodes.transcript import observations_text
 
 EMPTY_ANSWER = "(The model returned an empty answer.)"
 STEP_LIMIT_NOTE = "The tool step limit ({n}) was reached; answer with what you have."
@@ -29,9 +29,8 @@ async def write_answer(state: DuckState, runtime: Runtime[DuckContext]) -> dict[
         system += NOTES_HEADER + notes
     reply: AIMessageChunk | None = None
     try:
-        async for chunk in ctx.models.chat("thinker").astream(
-            with_system(system, as_text(state.messages))
-        ):
+        messages = await role_messages(state, ctx, system)
+        async for chunk in ctx.models.chat("thinker").astream(messages):
             reply = chunk if reply is None else reply + chunk
             if chunk.text:
                 emit(runtime, "token", text=chunk.text)

@@ -34,7 +34,7 @@ def for_native_tools(messages: Sequence[AnyMessage]) -> list[BaseMessage]:
     return out
 
 
-def as_text(messages: Sequence[AnyMessage]) -> list[BaseMessage]:
+def as_text(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     """Messages with tool calls and results turned into plain text."""
     out: list[BaseMessage] = []
     for message in messages:
@@ -61,6 +61,6 @@ def observations_text(observations: Sequence[dict[str, object]]) -> str:
     return "\n".join(f"- {n}" for n in notes)
 
 
-def transcript_text(messages: Sequence[AnyMessage], last: int = 12) -> str:
+def transcript_text(messages: Sequence[BaseMessage], last: int = 12) -> str:
     """The last `last` messages as one block of text, for roles that review a turn."""
     return "\n\n".join(f"{m.type}: {m.text}" for m in as_text(messages[-last:]))

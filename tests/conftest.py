@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from blockbuster import BlockBuster, blockbuster_ctx
 
 from ducklm.runtime import DuckLM
 from ducklm.settings import Settings, load_settings
+from ducklm.skills import default_skills_dir
 from tests.support.scripted_llm import ScriptedLLM
 
 
@@ -45,13 +47,20 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def settings(tmp_path: Path, workspace: Path, llm: ScriptedLLM) -> Settings:
+def skills_dir(tmp_path: Path) -> Path:
+    """A copy of DuckLM's skills, so proposals written by a test stay in the test."""
+    return Path(shutil.copytree(default_skills_dir(), tmp_path / "skills"))
+
+
+@pytest.fixture
+def settings(tmp_path: Path, workspace: Path, llm: ScriptedLLM, skills_dir: Path) -> Settings:
     """Settings pointing at the scripted server, a temporary data dir and workspace."""
     return load_settings(
         env_file=None,
         llm_base_url=llm.base_url,
         data_dir=tmp_path / "data",
         workspace=workspace,
+        skills_dir=skills_dir,
         model_retry_initial_interval=0.01,
     )
 

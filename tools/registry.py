@@ -7,7 +7,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from ducklm.tokens import estimate_tokens
 from ducklm.tools.files import FILE_TOOLS
 from ducklm.tools.shell import shell_exec
 
@@ -17,6 +19,7 @@ class ToolRegistry:
 
     def __init__(self, tools: Iterable[BaseTool]) -> None:
         self._tools: Mapping[str, BaseTool] = {t.name: t for t in tools}
+        self._schema_tokens: int | None = None
 
     def get(self, name: str) -> BaseTool | None:
         """The tool called `name`, or `None`."""
@@ -36,6 +39,13 @@ class ToolRegistry:
         """JSON schema of the arguments the model fills (injected ones left out)."""
         schema: dict[str, Any] = self._tools[name].tool_call_schema.model_json_schema()  # type: ignore[union-attr]
         return schema
+
+    def prompt_tokens(self) -> int:
+        """About how many prompt tokens the tools' schemas take when bound natively."""
+        if self._schema_tokens is None:
+            schemas = [convert_to_openai_tool(t) for t in self._tools.values()]
+            self._schema_tokens = estimate_tokens(json.dumps(schemas))
+        return self._schema_tokens
 
     def describe(self) -> str:
         """Each tool with its arguments, for prompts of models without tool calling."""

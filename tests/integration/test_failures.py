@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from pathlib import Path
 
 import pytest
 
@@ -65,29 +67,45 @@ async def test_a_failing_critic_never_loses_the_answer(duck: DuckLM, llm: Script
     result = await duck.run("hello")
     assert result.status == "completed"
     assert result.answer == "Here is your answer."
-    stages = [e["stage"] for e in result.events if e["type"] == "error"]
-    assert stages == ["critic", "memory_policy"]
-    assert all(not e["fatal"] for e in result.events if e["type"] == "error")
+    failures = [(e["type"], e["stage"]) for e in result.events if "stage" in e]
+    assert failures == [("error", "critic"), ("memory_policy_failed", "memory_policy")]
+    assert all(e["fatal"] is False for e in result.events if "stage" in e)
     messages = await duck.messages(result.thread_id)
     assert messages[-1].text == "Here is your answer."
 
 
-async def test_critic_and_memory_policy_record_their_verdicts(
-    duck: DuckLM, llm: ScriptedLLM
+async def test_critic_output_lands_as_experience_and_a_proposal(
+    duck: DuckLM, llm: ScriptedLLM, skills_dir: Path
 ) -> None:
+    reflection = {
+        "score": 0.9,
+        "summary": "answered directly",
+        "what_worked": ["a one-line answer"],
+        "what_failed": [],
+        "reusable_lesson": "answer fact questions in one line",
+        "suggested_skill_patch": "For fact questions, answer in one line.",
+        "confidence": 0.8,
+    }
     llm.script(
         reply("Paris."),
-        reply(json.dumps({"score": 0.9, "summary": "answered"})),
+        reply(json.dumps(reflection)),
         reply(json.dumps({"should_store": False})),
     )
     result = await duck.run("capital of France?")
     assert result.status == "completed"
-    (reflection,) = [e for e in result.events if e["type"] == "reflection_completed"]
-    assert reflection["score"] == pytest.approx(0.9)
+    (event,) = [e for e in result.events if e["type"] == "reflection_completed"]
+    assert event["score"] == pytest.approx(0.9)
+    (record,) = await duck.context.experience.list(thread_id=result.thread_id)
+    assert record.lesson == "answer fact questions in one line"
+    assert record.what_worked == ["a one-line answer"]
+    assert record.proposal_id == event["proposal_id"]
+    proposal = skills_dir / "_proposals" / f"{record.proposal_id}.yaml"
+    text = await asyncio.to_thread(proposal.read_text)
+    assert "For fact questions, answer in one line." in text
     state = await duck.state(result.thread_id)
     assert state is not None
-    assert state.critique == {"score": 0.9, "summary": "answered"}
-    assert state.memory_decisions[0]["should_store"] is False
+    assert state.critique is not None and state.critique["score"] == 0.9
+    assert state.memory_decisions[0]["action"] == "skip"
     critic_request = llm.requests[1]
     assert critic_request["response_format"]["type"] == "json_schema"
     assert "Paris." in critic_request["messages"][-1]["content"]

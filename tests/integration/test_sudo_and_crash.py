@@ -124,7 +124,9 @@ async def test_a_command_running_when_the_process_died_is_not_run_again(
             "chat", "run it", "--thread", "K1", "--no-critic", "--no-memory", env=env, cwd=tmp_path
         )
     )
-    for _ in range(200):  # until the command has started inside the sandbox
+    # Until the command has started inside the sandbox (the CLI first loads the
+    # embedding model, which takes a while on a busy machine).
+    for _ in range(1200):
         if await asyncio.to_thread(lambda: log.exists() and log.read_text() == "start\n"):
             break
         await asyncio.sleep(0.05)
