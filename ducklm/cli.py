@@ -14,20 +14,32 @@ import sys
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
+from ducklm.cli_learning import add_learning_commands
 from ducklm.console import ConsolePrinter
 from ducklm.context import NO_SANDBOX
 from ducklm.doctor import run_checks
 from ducklm.events import Event
 from ducklm.logs import start_file_logging
+from ducklm.memory import MemoryNotFound
 from ducklm.role_prompts import PromptError
 from ducklm.roles import ModelsConfigError
 from ducklm.runtime import DuckLM, NotWaitingError, new_thread_id
 from ducklm.settings import SettingsError, load_settings
+from ducklm.skill_proposals import ProposalError
 from ducklm.tools.hitl import DecisionError, is_password_request
 
 EXIT_CODES = {"completed": 0, "interrupted": 3, "failed": 1}
 EXIT_USAGE = 2
-USER_ERRORS = (SettingsError, ModelsConfigError, PromptError, DecisionError, NotWaitingError)
+USER_ERRORS = (
+    SettingsError,
+    ModelsConfigError,
+    PromptError,
+    DecisionError,
+    NotWaitingError,
+    ProposalError,
+    MemoryNotFound,
+    LookupError,
+)
 
 Command = Callable[[DuckLM, argparse.Namespace], Coroutine[Any, Any, int]]
 
@@ -112,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     revoke = approvals_sub.add_parser("revoke", help="revoke a rule by id")
     revoke.add_argument("rule_id", type=int)
     revoke.set_defaults(command_fn=cmd_approvals_revoke)
+    add_learning_commands(sub)
     return parser
 
 

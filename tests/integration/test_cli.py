@@ -156,3 +156,35 @@ async def test_doctor_says_what_to_do_when_the_model_server_is_down(
     assert result.code == 1
     assert f"[FAIL] model server {url}: not reachable" in result.stdout
     assert "fix: start llama-server" in result.stdout
+
+
+async def test_memory_and_skills_commands(
+    settings: Settings, llm: ScriptedLLM, tmp_path: Path, skills_dir: Path
+) -> None:
+    env = cli_env(settings) | {"DUCK_SKILLS_DIR": str(skills_dir)}
+    added = await run_cli(
+        "memory", "add", "My cat Miso is afraid of the vacuum", env=env, cwd=tmp_path
+    )
+    assert added.code == 0, added.stderr
+    memory_id = added.stdout.split()[0]
+    found = await run_cli(
+        "memory", "search", "which pet fears cleaning machines", "--json", env=env, cwd=tmp_path
+    )
+    hits = [json.loads(line) for line in found.stdout.splitlines()]
+    assert hits[0]["id"] == memory_id
+    reindexed = await run_cli("memory", "reindex", env=env, cwd=tmp_path)
+    assert "reindexed 1 memories" in reindexed.stderr
+    deleted = await run_cli("memory", "delete", memory_id, env=env, cwd=tmp_path)
+    assert deleted.code == 0
+    listed = await run_cli("memory", "list", env=env, cwd=tmp_path)
+    assert listed.stdout == ""
+    skills = await run_cli("skills", "list", env=env, cwd=tmp_path)
+    assert {line.split()[0] for line in skills.stdout.splitlines()} >= {
+        "analyze_project",
+        "fix_failing_test",
+        "summarize_file",
+        "tidy_workspace",
+    }
+    missing = await run_cli("skills", "apply", "nope", env=env, cwd=tmp_path)
+    assert missing.code == 2
+    assert "no proposal 'nope'" in missing.stderr

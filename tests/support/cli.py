@@ -35,6 +35,8 @@ def cli_env(settings: Settings) -> dict[str, str]:
         DUCK_WORKSPACE=str(settings.workspace),
         DUCK_MODEL_RETRY_INITIAL_INTERVAL=str(settings.model_retry_initial_interval),
     )
+    if settings.skills_dir is not None:
+        env["DUCK_SKILLS_DIR"] = str(settings.skills_dir)
     return env
 
 
