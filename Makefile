@@ -38,3 +38,4 @@ test: lint typecheck
 bench: install
 	$(PY) scripts/bench/turn_overhead.py
 	$(PY) scripts/bench/checkpoint_growth.py
+	$(PY) scripts/bench/memory_recall.py

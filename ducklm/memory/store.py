@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 
 # Each retriever proposes this many candidates before fusion: enough that the right
 # memory is nearly always among them, few enough to score exactly in well under 1 ms.
-CANDIDATES = 50
+CANDIDATES = 30
 INGEST_BATCH = 256
 STALE = "the vector index is missing {missing} of {total} memories; run a memory reindex"
 
