@@ -26,8 +26,10 @@ from ducklm.stores import (
     ApprovalRules,
     AuditLog,
     CommandIntents,
+    Conversations,
     Database,
     Runs,
+    Tasks,
     open_database,
 )
 from ducklm.stores.experience import ExperienceLog
@@ -110,6 +112,8 @@ class Dependencies:
     db: Database
     runs: Runs
     audit: AuditLog
+    tasks: Tasks
+    conversations: Conversations
 
 
 @dataclass(frozen=True)
@@ -179,7 +183,14 @@ async def open_dependencies(
             vault=SecretVault(),
             protected=static.protected,
         )
-        yield Dependencies(context=context, db=db, runs=Runs(db), audit=AuditLog(db))
+        yield Dependencies(
+            context=context,
+            db=db,
+            runs=Runs(db),
+            audit=AuditLog(db),
+            tasks=Tasks(db),
+            conversations=Conversations(db),
+        )
 
 
 @asynccontextmanager

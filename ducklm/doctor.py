@@ -53,13 +53,14 @@ async def run_checks(duck: DuckLM) -> list[Check]:
     ctx = duck.context
     checks = [SANDBOX_CHECKS[ctx.protection]]
     urls = sorted({ctx.models.config(role).base_url for role in ROLE_NAMES})
-    checks += await asyncio.gather(*(_ping(url) for url in urls))
+    checks += await asyncio.gather(*(ping_model_server(url) for url in urls))
     checks.append(await asyncio.to_thread(_writable, "data dir", duck.settings.data_dir))
     checks.append(await asyncio.to_thread(_writable, "workspace", duck.settings.workspace))
     return checks
 
 
-async def _ping(base_url: str) -> Check:
+async def ping_model_server(base_url: str) -> Check:
+    """Whether the OpenAI-compatible server at `base_url` answers `GET /models`."""
     name = f"model server {base_url}"
     try:
         async with httpx.AsyncClient(timeout=PING_TIMEOUT_S) as client:

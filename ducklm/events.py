@@ -2,8 +2,8 @@
 
 An event is a JSON-ready dict with a `type` from `EventType`. Nodes emit theirs through
 LangGraph's stream writer (`emit`); the runner adds `run_started`, `approval_requested`,
-`error` and `done`, stamps `thread_id`, `run_id` and a per-thread `seq`, and appends every
-event except `token` and `reasoning` to the audit table.
+`error` and `done`, stamps `thread_id`, `task_id`, `run_id` and a per-thread `seq`, and
+appends every event except `token` and `reasoning` to the audit table.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ EventType = Literal[
     "done",
 ]
 EVENT_TYPES: frozenset[str] = frozenset(get_args(EventType))
-RunStatus = Literal["completed", "interrupted", "failed"]
+RunStatus = Literal["completed", "interrupted", "failed", "cancelled"]
 
 # Token-level events are the answer itself, which the checkpoint already holds: auditing
 # each one would write a row per token.

@@ -7,6 +7,7 @@ machine), and then the run could not be resumed.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import AsyncIterator
@@ -20,7 +21,7 @@ from ducklm.context import DuckContext
 from ducklm.events import UNAUDITED, Event, EventType, RunStatus, event, is_event
 from ducklm.graph.builder import DuckGraph
 from ducklm.model_errors import describe
-from ducklm.stores import AuditLog, Runs
+from ducklm.stores import AuditLog, Runs, Tasks
 from ducklm.tools.hitl import is_password_request
 
 log = logging.getLogger(__name__)
@@ -32,13 +33,23 @@ class RunStores:
 
     runs: Runs
     audit: AuditLog
+    tasks: Tasks
+
+
+@dataclass(frozen=True)
+class TaskRef:
+    """Which task a run belongs to; `message` is set for the run that starts it."""
+
+    task_id: str
+    message: str | None = None
 
 
 class _Run:
     """The bookkeeping of one run: ids, status, answer, and event stamping."""
 
-    def __init__(self, thread_id: str, stores: RunStores) -> None:
+    def __init__(self, thread_id: str, task: TaskRef, stores: RunStores) -> None:
         self.thread_id = thread_id
+        self.task = task
         self.run_uuid = uuid.uuid4()
         self.run_id = str(self.run_uuid)
         self.stores = stores
@@ -47,7 +58,13 @@ class _Run:
         self.error: str | None = None
 
     async def record(self, type_: EventType | str, data: dict[str, Any]) -> Event:
-        item: Event = {**data, "type": type_, "thread_id": self.thread_id, "run_id": self.run_id}
+        item: Event = {
+            **data,
+            "type": type_,
+            "thread_id": self.thread_id,
+            "task_id": self.task.task_id,
+            "run_id": self.run_id,
+        }
         if type_ not in UNAUDITED:
             item["seq"] = await self.stores.audit.append(self.thread_id, self.run_id, item)
         return item
@@ -58,17 +75,18 @@ async def stream_run(
     graph_input: dict[str, Any] | Command[Any] | None,
     *,
     thread_id: str,
+    task: TaskRef,
     context: DuckContext,
     stores: RunStores,
 ) -> AsyncIterator[Event]:
-    """Run `graph` on `thread_id` and yield DuckLM events, ending with `done`.
+    """Run `graph` on `thread_id` as a run of `task` and yield DuckLM events, ending with `done`.
 
     Never raises for a failed run: the failure is an `error` event (a message for
-    people, not exception text) and a `done` with status `failed`.
+    people, not exception text) and a `done` with status `failed`. A cancelled run is
+    recorded as `cancelled` before the cancellation goes on up.
     """
-    run = _Run(thread_id, stores)
-    # The run's row rides in the same commit as its first and last audit events.
-    await stores.runs.start(run.run_id, thread_id, commit=False)
+    run = _Run(thread_id, task, stores)
+    await _start(run)
     yield await run.record("run_started", {})
     config: RunnableConfig = {"configurable": {"thread_id": thread_id}, "run_id": run.run_uuid}
     try:
@@ -78,14 +96,36 @@ async def stream_run(
         ):
             for item in _translate(run, mode, chunk):
                 yield await run.record(item["type"], item)
+    except asyncio.CancelledError:
+        run.status = "cancelled"
+        # Shielded: the bookkeeping must land although this task is being cancelled.
+        await asyncio.shield(_finish(run))
+        raise
     except Exception as exc:  # a failed run is reported, never raised at the person
         log.exception("run %s on thread %s failed", run.run_id, thread_id)
         run.status, run.error = "failed", describe(exc)
         yield await run.record("error", {"message": run.error, "fatal": True})
-    await stores.runs.finish(
-        run.run_id, run.status, answer=run.answer or None, error=run.error, commit=False
+    yield await _finish(run)
+
+
+async def _start(run: _Run) -> None:
+    # The run's and the task's rows ride in the same commit as the first audit event.
+    stores, task = run.stores, run.task
+    await stores.runs.start(run.run_id, run.thread_id, task.task_id, commit=False)
+    if task.message is not None:
+        await stores.tasks.start(task.task_id, run.thread_id, task.message)
+    else:
+        await stores.tasks.set_status(task.task_id, "running", commit=False)
+
+
+async def _finish(run: _Run) -> Event:
+    stores = run.stores
+    answer = run.answer or None
+    await stores.runs.finish(run.run_id, run.status, answer=answer, error=run.error, commit=False)
+    await stores.tasks.set_status(
+        run.task.task_id, run.status, answer=answer, error=run.error, commit=False
     )
-    yield await run.record("done", {"status": run.status, "answer": run.answer})
+    return await run.record("done", {"status": run.status, "answer": run.answer})
 
 
 def _translate(run: _Run, mode: str, chunk: Any) -> list[Event]:

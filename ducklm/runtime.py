@@ -25,9 +25,16 @@ from ducklm.context import Dependencies, DuckContext, open_dependencies
 from ducklm.events import Event, RunStatus
 from ducklm.graph.builder import DuckGraph, build_graph
 from ducklm.graph.state import DuckState
-from ducklm.runner import RunStores, stream_run
+from ducklm.runner import RunStores, TaskRef, stream_run
 from ducklm.settings import Settings, load_settings
-from ducklm.stores import ApprovalRule, AuditRecord, RunRecord
+from ducklm.stores import (
+    ApprovalRule,
+    AuditRecord,
+    Conversations,
+    Database,
+    RunRecord,
+    TaskRecord,
+)
 from ducklm.stores.checkpoints import open_checkpointer
 from ducklm.tools.hitl import DecisionError, HITLRequest, is_password_request, parse_decisions
 
@@ -41,6 +48,7 @@ class RunResult:
     """How a run ended, with every event it produced."""
 
     thread_id: str
+    task_id: str
     status: RunStatus
     answer: str
     events: list[Event] = field(default_factory=list)
@@ -91,6 +99,16 @@ class DuckLM:
         """The run context: model roles, tools, policy, sandbox."""
         return self._deps.context
 
+    @property
+    def database(self) -> Database:
+        """DuckLM's own SQLite database (tasks, runs, events, conversations, rules)."""
+        return self._deps.db
+
+    @property
+    def conversations(self) -> Conversations:
+        """Conversation titles and workspaces (the messages are in the checkpoints)."""
+        return self._deps.conversations
+
     def stream(
         self,
         message: str,
@@ -99,12 +117,20 @@ class DuckLM:
         workspace: str | None = None,
         critic: bool = True,
         memory: bool = True,
+        task_id: str | None = None,
     ) -> AsyncIterator[Event]:
-        """Run `message` on a thread (a new one when `thread_id` is `None`); yield events."""
+        """Run `message` as a new task on a thread (a new one when `thread_id` is `None`).
+
+        Yields the run's events; each carries the `task_id` (`task_id` chooses it).
+        """
         graph_input: dict[str, Any] = {"messages": [HumanMessage(content=message)]}
         if workspace:
             graph_input["workspace"] = workspace
-        return self._stream(graph_input, thread_id or new_thread_id(), critic, memory)
+        thread_id = thread_id or new_thread_id()
+        task = TaskRef(task_id or new_thread_id(), message)
+        return self._new_task(
+            graph_input, thread_id, task, workspace=workspace, critic=critic, memory=memory
+        )
 
     async def run(self, message: str, **kwargs: Any) -> RunResult:
         """Like `stream`, collected into a `RunResult`."""
@@ -136,7 +162,11 @@ class DuckLM:
             update={k: v for k, v in switches.items() if v is not None} or None,
         )
         async for item in self._stream(
-            command, thread_id, critic is not False, memory is not False
+            command,
+            thread_id,
+            await self._task_of(thread_id),
+            critic is not False,
+            memory is not False,
         ):
             yield item
 
@@ -163,7 +193,7 @@ class DuckLM:
             raise DecisionError("the password is empty")
         token = self._deps.context.vault.put(password)
         command: Command[Any] = Command(resume={interrupt_id: {"password_token": token}})
-        async for item in self._stream(command, thread_id):
+        async for item in self._stream(command, thread_id, await self._task_of(thread_id)):
             yield item
 
     async def cancel_password(self, thread_id: str) -> AsyncIterator[Event]:
@@ -172,7 +202,7 @@ class DuckLM:
         if not is_password_request(request):
             raise NotWaitingError(f"thread {thread_id!r} is not waiting for a password")
         command: Command[Any] = Command(resume={interrupt_id: {"cancel": True}})
-        async for item in self._stream(command, thread_id):
+        async for item in self._stream(command, thread_id, await self._task_of(thread_id)):
             yield item
 
     async def continue_run(self, thread_id: str) -> AsyncIterator[Event]:
@@ -189,7 +219,7 @@ class DuckLM:
             raise NotWaitingError(f"thread {thread_id!r} is waiting for an answer; use resume")
         if not snapshot.next:
             raise NotWaitingError(f"thread {thread_id!r} has no unfinished run")
-        async for item in self._stream(None, thread_id):
+        async for item in self._stream(None, thread_id, await self._task_of(thread_id)):
             yield item
 
     async def pending_request(self, thread_id: str) -> tuple[str, HITLRequest]:
@@ -215,6 +245,37 @@ class DuckLM:
         snapshot = await self.graph.aget_state(_config(thread_id))
         return DuckState(**snapshot.values) if snapshot.values else None
 
+    async def task(self, task_id: str) -> TaskRecord | None:
+        """The task `task_id`, or `None`."""
+        return await self._deps.tasks.get(task_id)
+
+    async def tasks(self, thread_id: str | None = None, *, limit: int = 50) -> list[TaskRecord]:
+        """Tasks, newest first, of one thread or of all."""
+        return await self._deps.tasks.list(thread_id, limit=limit)
+
+    async def abandon(self, task_id: str) -> bool:
+        """Give up a task that waits for an answer: it ends as `cancelled`.
+
+        The question stays in the checkpoint but is never answered; the thread's next
+        message starts afresh. `False` when the task is not waiting.
+        """
+        task = await self._deps.tasks.get(task_id)
+        if task is None or task.status != "interrupted":
+            return False
+        await self._deps.tasks.set_status(task_id, "cancelled", commit=False)
+        await self._deps.audit.append(
+            task.thread_id,
+            None,
+            {"type": "done", "status": "cancelled", "answer": "", "task_id": task_id,
+             "thread_id": task.thread_id},
+        )  # fmt: skip
+        return True
+
+    async def forget_thread(self, thread_id: str) -> None:
+        """Delete a conversation: its checkpoints, tasks, runs and events (memories stay)."""
+        await self.graph.checkpointer.adelete_thread(thread_id)  # type: ignore[union-attr]
+        await self._deps.conversations.delete(thread_id)
+
     async def runs(self, thread_id: str) -> list[RunRecord]:
         """The runs of `thread_id`, oldest first."""
         return await self._deps.runs.for_thread(thread_id)
@@ -231,10 +292,31 @@ class DuckLM:
         """Forget an allow-forever rule; `False` when there is no such rule."""
         return await self._deps.context.approvals.revoke(rule_id)
 
+    async def _new_task(
+        self,
+        graph_input: dict[str, Any],
+        thread_id: str,
+        task: TaskRef,
+        *,
+        workspace: str | None,
+        critic: bool,
+        memory: bool,
+    ) -> AsyncIterator[Event]:
+        assert task.message is not None  # a new task always has its message
+        await self._deps.conversations.touch(thread_id, task.message, workspace)
+        async for item in self._stream(graph_input, thread_id, task, critic, memory):
+            yield item
+
+    async def _task_of(self, thread_id: str) -> TaskRef:
+        # Threads from before tasks existed have none: their continuation starts one.
+        latest = await self._deps.tasks.latest(thread_id)
+        return TaskRef(latest.task_id) if latest else TaskRef(new_thread_id(), "")
+
     async def _stream(
         self,
         graph_input: dict[str, Any] | Command[Any] | None,
         thread_id: str,
+        task: TaskRef,
         critic: bool = True,
         memory: bool = True,
     ) -> AsyncIterator[Event]:
@@ -244,8 +326,9 @@ class DuckLM:
             self.graph,
             graph_input,
             thread_id=thread_id,
+            task=task,
             context=self._deps.context.for_run(critic=critic, memory=memory),
-            stores=RunStores(self._deps.runs, self._deps.audit),
+            stores=RunStores(self._deps.runs, self._deps.audit, self._deps.tasks),
         ):
             yield item
 
@@ -263,7 +346,11 @@ async def _collect(events: AsyncIterator[Event]) -> RunResult:
     collected = [item async for item in events]
     done = collected[-1]
     return RunResult(
-        thread_id=done["thread_id"], status=done["status"], answer=done["answer"], events=collected
+        thread_id=done["thread_id"],
+        task_id=done["task_id"],
+        status=done["status"],
+        answer=done["answer"],
+        events=collected,
     )
 
 

@@ -17,9 +17,31 @@ CREATE TABLE IF NOT EXISTS runs (
     started_at  REAL NOT NULL,
     finished_at REAL,
     answer      TEXT,
-    error       TEXT
+    error       TEXT,
+    task_id     TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_by_thread ON runs (thread_id, started_at);
+
+CREATE TABLE IF NOT EXISTS tasks (
+    task_id    TEXT PRIMARY KEY,
+    thread_id  TEXT NOT NULL,
+    message    TEXT NOT NULL,
+    status     TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    answer     TEXT,
+    error      TEXT
+);
+CREATE INDEX IF NOT EXISTS tasks_by_thread ON tasks (thread_id, created_at);
+CREATE INDEX IF NOT EXISTS tasks_by_status ON tasks (status);
+
+CREATE TABLE IF NOT EXISTS conversations (
+    id         TEXT PRIMARY KEY,
+    title      TEXT NOT NULL,
+    workspace  TEXT,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
 
 CREATE TABLE IF NOT EXISTS events (
     thread_id TEXT NOT NULL,
@@ -106,7 +128,18 @@ async def open_database(path: Path) -> AsyncIterator[Database]:
         await conn.execute("PRAGMA synchronous=NORMAL")
         await conn.execute("PRAGMA busy_timeout=5000")
         await conn.executescript(SCHEMA)
+        await _migrate(conn)
         await conn.commit()
         yield Database(conn)
     finally:
         await conn.close()
+
+
+async def _migrate(conn: aiosqlite.Connection) -> None:
+    """Bring tables created by an older DuckLM up to this schema."""
+    async with conn.execute("PRAGMA table_info(runs)") as cur:
+        columns = {row[1] for row in await cur.fetchall()}
+    if "task_id" not in columns:  # runs before tasks existed: each is its own task
+        await conn.execute("ALTER TABLE runs ADD COLUMN task_id TEXT")
+        await conn.execute("UPDATE runs SET task_id = run_id")
+    await conn.execute("CREATE INDEX IF NOT EXISTS runs_by_task ON runs (task_id)")

@@ -19,6 +19,7 @@ class RunRecord:
     finished_at: float | None
     answer: str | None
     error: str | None
+    task_id: str | None
 
 
 class Runs:
@@ -28,17 +29,19 @@ class Runs:
         self._conn = db.conn
         self._lock = db.lock
 
-    async def start(self, run_id: str, thread_id: str, *, commit: bool = True) -> None:
-        """Record that `run_id` started on `thread_id`.
+    async def start(
+        self, run_id: str, thread_id: str, task_id: str, *, commit: bool = True
+    ) -> None:
+        """Record that `run_id` of `task_id` started on `thread_id`.
 
         With `commit=False` the row is committed by the next write on this connection
         (the runner lets its first audit event carry it: one commit instead of two).
         """
         async with self._lock:
             await self._conn.execute(
-                "INSERT INTO runs (run_id, thread_id, status, started_at) "
-                "VALUES (?, ?, 'running', ?)",
-                (run_id, thread_id, time.time()),
+                "INSERT INTO runs (run_id, thread_id, status, started_at, task_id) "
+                "VALUES (?, ?, 'running', ?, ?)",
+                (run_id, thread_id, time.time(), task_id),
             )
             if commit:
                 await self._conn.commit()
@@ -66,7 +69,7 @@ class Runs:
         """The run `run_id`, or `None`."""
         async with self._lock:
             async with self._conn.execute(
-                "SELECT run_id, thread_id, status, started_at, finished_at, answer, error "
+                "SELECT run_id, thread_id, status, started_at, finished_at, answer, error, task_id "
                 "FROM runs WHERE run_id = ?",
                 (run_id,),
             ) as cur:
@@ -77,7 +80,7 @@ class Runs:
         """Runs of `thread_id`, oldest first."""
         async with self._lock:
             async with self._conn.execute(
-                "SELECT run_id, thread_id, status, started_at, finished_at, answer, error "
+                "SELECT run_id, thread_id, status, started_at, finished_at, answer, error, task_id "
                 "FROM runs WHERE thread_id = ? ORDER BY started_at",
                 (thread_id,),
             ) as cur:
