@@ -15,8 +15,12 @@ from typing import Any
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_openai import ChatOpenAI
+from langgraph.constants import TAG_NOSTREAM
 
 from ducklm.roles import RoleConfig, RoleName
+
+# Roles whose text people read as it streams: the answer (action, thinker) and code.
+SPEAKING_ROLES: frozenset[RoleName] = frozenset({"action", "thinker", "coder"})
 
 
 class ModelRoles:
@@ -64,7 +68,8 @@ class ModelRoles:
         rejects it and takes `json_object` with a `schema` key; `prompt` sends no
         `response_format` (the schema is in the prompt, see `schema_instructions`).
         """
-        client = self.chat(role)
+        # A JSON reply is for DuckLM, not for people: kept out of `messages` streams.
+        client = self.chat(role).with_config(tags=[TAG_NOSTREAM])
         mode = self._configs[role].structured_output
         if mode == "json_schema":
             fmt: dict[str, Any] = {
@@ -89,6 +94,9 @@ def schema_instructions(schema: dict[str, Any]) -> str:
 def make_chat_model(cfg: RoleConfig) -> ChatOpenAI:
     """A `ChatOpenAI` for one role. Blocking (SSL context): keep it off the event loop."""
     return ChatOpenAI(
+        # Roles whose text is not the answer stay out of LangGraph's `messages` stream
+        # mode, so Agent Protocol clients (agent-chat-ui) do not show it as a reply.
+        tags=[] if cfg.name in SPEAKING_ROLES else [TAG_NOSTREAM],
         model=cfg.model,
         base_url=cfg.base_url,
         api_key=cfg.api_key,  # type: ignore[arg-type]  # pydantic coerces str to SecretStr
