@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 from ducklm.cli_learning import add_learning_commands
+from ducklm.cli_server import add_server_commands
 from ducklm.console import ConsolePrinter
 from ducklm.context import NO_SANDBOX
 from ducklm.doctor import run_checks
@@ -48,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `ducklm` command."""
     args = build_parser().parse_args(argv)
     try:
+        if hasattr(args, "standalone_fn"):
+            return asyncio.run(_run_standalone(args))
         return asyncio.run(_run(args.command_fn, args))
     except USER_ERRORS as exc:
         print(f"ducklm: {exc}", file=sys.stderr)
@@ -64,6 +67,16 @@ async def _run(command: Command, args: argparse.Namespace) -> int:
             if duck.context.protection == "none" and command is not cmd_doctor:
                 print(f"ducklm: warning: {NO_SANDBOX}", file=sys.stderr)
             return await command(duck, args)
+    finally:
+        await asyncio.to_thread(listener.stop)
+
+
+async def _run_standalone(args: argparse.Namespace) -> int:
+    settings = await asyncio.to_thread(load_settings)
+    listener = await asyncio.to_thread(start_file_logging, settings.data_dir)
+    try:
+        code: int = await args.standalone_fn(settings, args)
+        return code
     finally:
         await asyncio.to_thread(listener.stop)
 
@@ -125,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     revoke.add_argument("rule_id", type=int)
     revoke.set_defaults(command_fn=cmd_approvals_revoke)
     add_learning_commands(sub)
+    add_server_commands(sub)
     return parser
 
 

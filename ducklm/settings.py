@@ -8,9 +8,10 @@ the variable, raised at startup rather than deep inside a run.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import Field, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 ENV_PREFIX = "DUCK_"
 
@@ -69,6 +70,22 @@ class Settings(BaseSettings):
 
     skills_dir: Path | None = None
     """The skills folder (`<id>/skill.yaml`, proposals in `_proposals/`); unset: DuckLM's."""
+
+    api_token: str | None = Field(default=None, min_length=16)
+    """The server's access token; unset, one is created in the data dir at first start."""
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    """Host names besides loopback the server answers to (comma-separated in the env)."""
+    allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    """Origins besides the server's own that may send state-changing requests."""
+    max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    """Request bodies larger than this are refused with 413."""
+
+    @field_validator("allowed_hosts", "allowed_origins", mode="before")
+    @classmethod
+    def _comma_list(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [item.strip() for item in value.split(",") if item.strip()]
+        return value
 
     @field_validator("workspace", "data_dir", "models_config", "skills_dir")
     @classmethod

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Debian packages DuckLM needs beside its Python ones: bubblewrap (the command sandbox).
+# Debian packages DuckLM needs beside its Python ones: bubblewrap (the command sandbox);
+# with --test also chromium (the browser the web-chat tests drive through Playwright).
 # Installs what is missing; without root or sudo, says what to install instead.
 set -euo pipefail
 need=()
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+if [ "${1:-}" = "--test" ]; then
+  command -v chromium >/dev/null 2>&1 || need+=(chromium)
+fi
 [ ${#need[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -eq 0 ]; then
@@ -11,6 +15,11 @@ if [ "$(id -u)" -eq 0 ]; then
 elif command -v sudo >/dev/null 2>&1; then
   sudo apt-get update -qq && sudo apt-get install -y -qq "${need[@]}"
 else
-  echo "DuckLM: please install ${need[*]} (apt-get install ${need[*]}); until then shell" \
-       "commands that write or use the network will ask first." >&2
+  echo "DuckLM: please install ${need[*]} (apt-get install ${need[*]})." >&2
+  case " ${need[*]} " in
+    *" bubblewrap "*) echo "Until then shell commands that write or use the network ask first." >&2 ;;
+  esac
+  case " ${need[*]} " in
+    *" chromium "*) echo "Until then the browser tests (tests/e2e) are skipped." >&2 ;;
+  esac
 fi

@@ -14,6 +14,7 @@ from ducklm.runtime import DuckLM
 from ducklm.settings import Settings, load_settings
 from ducklm.skills import default_skills_dir
 from tests.support.scripted_llm import ScriptedLLM
+from tests.support.server import Served, serve
 
 
 @pytest.fixture(autouse=True)
@@ -70,3 +71,16 @@ async def duck(settings: Settings) -> AsyncIterator[DuckLM]:
     """An open DuckLM on the scripted server."""
     async with DuckLM.open(settings) as runtime:
         yield runtime
+
+
+@pytest.fixture
+def server_settings(settings: Settings) -> Settings:
+    """The served app's settings; a test class overrides this to serve other ones."""
+    return settings
+
+
+@pytest.fixture
+async def served(server_settings: Settings) -> AsyncIterator[Served]:
+    """DuckLM's real server over real HTTP on the scripted model, with the test token."""
+    async with serve(server_settings) as running:
+        yield running

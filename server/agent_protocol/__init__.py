@@ -1,0 +1,50 @@
+"""The Agent Protocol door: the open subset of the LangGraph Server API over DuckLM's graph.
+
+The official `langgraph-sdk` client and agent-chat-ui talk to DuckLM's own server and its
+SQLite checkpointer through it. Include it with `app.include_router(...)`: its lifespan
+(merged into the app's, inside it) opens the door's thread table on `app.state.duck`
+and cancels the door's runs at shutdown. The app adds authentication and Host/Origin
+checks; runs take their thread through `app.state.hub.claim`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import APIRouter, FastAPI
+
+from ducklm.server.agent_protocol import assistants, runs, state, threads
+from ducklm.server.agent_protocol.deps import Door
+from ducklm.server.agent_protocol.execution import ActiveRuns
+from ducklm.server.agent_protocol.store import ThreadStore
+from ducklm.server.routes.status import VERSION
+
+__all__ = ["agent_protocol_router"]
+
+TAG = "agent protocol"
+
+
+def agent_protocol_router() -> APIRouter:
+    """The door's routes, with the lifespan that opens and closes its state."""
+    router = APIRouter(lifespan=_lifespan, tags=[TAG])
+    for module in (assistants, threads, state, runs):
+        router.include_router(module.router)
+    return router
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    threads_store = await ThreadStore.open(app.state.duck.database)
+    door = Door(
+        threads=threads_store,
+        runs=ActiveRuns(threads_store),
+        started_at=time.time(),
+        version=VERSION,
+    )
+    app.state.agent_protocol = door
+    try:
+        yield
+    finally:
+        await door.runs.aclose()

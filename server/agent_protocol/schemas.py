@@ -1,0 +1,158 @@
+"""Request bodies of the Agent Protocol subset DuckLM serves.
+
+Field names and defaults follow the LangGraph server's OpenAPI. Fields DuckLM does not
+act on (webhooks, TTLs, multitask strategies, LangSmith tracing...) are accepted and
+ignored, as clients send them by default; wrong types and unknown stream modes are `422`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+StreamMode = Literal["values", "updates", "messages", "messages-tuple", "custom"]
+ThreadStatusFilter = Literal["idle", "busy", "interrupted", "error"]
+ThreadField = Literal[
+    "thread_id",
+    "created_at",
+    "updated_at",
+    "state_updated_at",
+    "metadata",
+    "status",
+    "config",
+    "values",
+    "interrupts",
+    "error",
+]
+
+
+class Body(BaseModel):
+    """A request body: unknown fields are ignored, as the LangGraph server does."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class CheckpointRef(Body):
+    """A checkpoint of a thread (the thread comes from the path)."""
+
+    checkpoint_id: str | None = None
+    checkpoint_ns: str = ""
+
+
+class AssistantSearch(Body):
+    """`POST /assistants/search`."""
+
+    graph_id: str | None = None
+    name: str | None = None
+    metadata: dict[str, Any] | None = None
+    limit: int = Field(default=10, ge=1, le=1000)
+    offset: int = Field(default=0, ge=0)
+
+
+class ThreadCreate(Body):
+    """`POST /threads`."""
+
+    thread_id: uuid.UUID | None = None
+    metadata: dict[str, Any] | None = None
+    if_exists: Literal["raise", "do_nothing"] = "raise"
+    supersteps: list[Any] | None = None
+
+    @model_validator(mode="after")
+    def _no_supersteps(self) -> ThreadCreate:
+        if self.supersteps:
+            raise ValueError("supersteps are not supported; create the thread, then run it")
+        return self
+
+
+class ThreadPatch(Body):
+    """`PATCH /threads/{thread_id}`: metadata merged into the thread's."""
+
+    metadata: dict[str, Any]
+
+
+class ThreadSearch(Body):
+    """`POST /threads/search`."""
+
+    ids: list[str] | None = None
+    metadata: dict[str, Any] | None = None
+    values: dict[str, Any] | None = None
+    status: ThreadStatusFilter | None = None
+    limit: int = Field(default=10, ge=1, le=1000)
+    offset: int = Field(default=0, ge=0)
+    sort_by: Literal["thread_id", "created_at", "updated_at", "state_updated_at", "status"] = (
+        "updated_at"
+    )
+    sort_order: Literal["asc", "desc", "ASC", "DESC"] = "desc"
+    select: list[ThreadField] | None = None
+
+
+class HistoryRequest(Body):
+    """`POST /threads/{thread_id}/history`."""
+
+    limit: int = Field(default=10, ge=1, le=1000)
+    before: str | CheckpointRef | None = None
+    metadata: dict[str, Any] | None = None
+    checkpoint: CheckpointRef | None = None
+
+
+class StateUpdate(Body):
+    """`POST /threads/{thread_id}/state`."""
+
+    values: dict[str, Any] | list[dict[str, Any]] | None = None
+    as_node: str | None = None
+    checkpoint: CheckpointRef | None = None
+    checkpoint_id: str | None = None
+
+
+class RunCommand(Body):
+    """A run's `command`: resume an interrupt, update the state, go to nodes."""
+
+    resume: Any = None
+    update: dict[str, Any] | list[tuple[str, Any]] | None = None
+    goto: str | list[str] | None = None
+
+
+class RunSwitches(Body):
+    """A run's `context`: DuckLM's per-run switches (`None` keeps a paused turn's)."""
+
+    critic: bool | None = None
+    memory: bool | None = None
+
+
+class RunConfig(Body):
+    """The parts of a run's `config` DuckLM honours."""
+
+    recursion_limit: int | None = Field(default=None, ge=1)
+    tags: list[str] | None = None
+
+
+class RunCreate(Body):
+    """`POST /threads/{thread_id}/runs/{stream,wait}` and `/runs/{stream,wait}`."""
+
+    assistant_id: str
+    input: dict[str, Any] | None = None
+    command: RunCommand | None = None
+    stream_mode: StreamMode | list[StreamMode] = "values"
+    metadata: dict[str, Any] | None = None
+    config: RunConfig | None = None
+    context: RunSwitches | None = None
+    checkpoint_id: str | None = None
+    checkpoint: CheckpointRef | None = None
+    interrupt_before: Literal["*"] | list[str] | None = None
+    interrupt_after: Literal["*"] | list[str] | None = None
+    if_not_exists: Literal["reject", "create"] = "reject"
+    on_disconnect: Literal["cancel", "continue"] = "continue"
+    on_completion: Literal["delete", "keep"] = "delete"
+
+    @model_validator(mode="after")
+    def _input_or_command(self) -> RunCreate:
+        if self.input is not None and self.command is not None:
+            raise ValueError("send either input or command, not both")
+        return self
+
+    def stream_modes(self) -> tuple[StreamMode, ...]:
+        """The requested stream modes, each once, in order."""
+        modes = [self.stream_mode] if isinstance(self.stream_mode, str) else self.stream_mode
+        return tuple(dict.fromkeys(modes))

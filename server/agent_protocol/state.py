@@ -1,0 +1,83 @@
+"""`/threads/{id}/state` and `/threads/{id}/history`: checkpoints as `ThreadState`s."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, HTTPException
+from langchain_core.runnables import RunnableConfig
+from langgraph.errors import InvalidUpdateError
+
+from ducklm.server.agent_protocol.deps import DuckDep, HubDep, ThreadDep
+from ducklm.server.agent_protocol.schemas import CheckpointRef, HistoryRequest, StateUpdate
+from ducklm.server.agent_protocol.threads import BUSY
+from ducklm.server.agent_protocol.views import checkpoint_ref, thread_state
+from ducklm.server.agent_protocol.wire import WireResponse
+from ducklm.server.tasks import ThreadBusy
+
+router = APIRouter()
+
+NO_CHECKPOINT = "thread {thread_id} has no checkpoint {checkpoint_id}"
+BAD_UPDATE = "the update does not fit the graph's state or nodes"
+
+
+def _config(thread_id: str, checkpoint_id: str | None = None) -> RunnableConfig:
+    configurable: dict[str, Any] = {"thread_id": thread_id}
+    if checkpoint_id:
+        configurable.update(checkpoint_id=checkpoint_id, checkpoint_ns="")
+    return {"configurable": configurable}
+
+
+@router.get("/threads/{thread_id}/state")
+async def get_state(thread: ThreadDep, duck: DuckDep) -> WireResponse:
+    """The thread's latest state: values, next nodes, tasks and their interrupts."""
+    snapshot = await duck.graph.aget_state(_config(thread.thread_id))
+    return WireResponse(thread_state(snapshot))
+
+
+@router.get("/threads/{thread_id}/state/{checkpoint_id}")
+async def get_state_at(thread: ThreadDep, checkpoint_id: str, duck: DuckDep) -> WireResponse:
+    """The thread's state at one checkpoint."""
+    snapshot = await duck.graph.aget_state(_config(thread.thread_id, checkpoint_id))
+    if snapshot.config.get("configurable", {}).get("checkpoint_id") != checkpoint_id:
+        raise HTTPException(
+            404, NO_CHECKPOINT.format(thread_id=thread.thread_id, checkpoint_id=checkpoint_id)
+        )
+    return WireResponse(thread_state(snapshot))
+
+
+@router.post("/threads/{thread_id}/state")
+async def update_state(
+    thread: ThreadDep, body: StateUpdate, duck: DuckDep, hub: HubDep
+) -> WireResponse:
+    """Write values as if `as_node` had run; `409` while the thread runs."""
+    checkpoint_id = body.checkpoint_id or (
+        body.checkpoint.checkpoint_id if body.checkpoint else None
+    )
+    try:
+        async with hub.claim(thread.thread_id):
+            config = await duck.graph.aupdate_state(
+                _config(thread.thread_id, checkpoint_id), body.values, as_node=body.as_node
+            )
+    except ThreadBusy:
+        raise HTTPException(409, BUSY.format(thread_id=thread.thread_id)) from None
+    except (InvalidUpdateError, ValueError, KeyError):
+        raise HTTPException(422, BAD_UPDATE) from None
+    return WireResponse({"checkpoint": checkpoint_ref(config)})
+
+
+@router.post("/threads/{thread_id}/history")
+async def get_history(thread: ThreadDep, body: HistoryRequest, duck: DuckDep) -> WireResponse:
+    """The thread's states, newest first."""
+    at = body.checkpoint.checkpoint_id if body.checkpoint else None
+    before = body.before.checkpoint_id if isinstance(body.before, CheckpointRef) else body.before
+    states = [
+        thread_state(snapshot)
+        async for snapshot in duck.graph.aget_state_history(
+            _config(thread.thread_id, at),
+            filter=body.metadata,
+            before=_config(thread.thread_id, before) if before else None,
+            limit=body.limit,
+        )
+    ]
+    return WireResponse(states)

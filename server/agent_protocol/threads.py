@@ -1,0 +1,131 @@
+"""`/threads`: create, get, update metadata, delete, search.
+
+A thread's values, status and interrupts are read from the checkpointer each time; the
+door's table holds only what LangGraph does not: creation time, metadata, last failure.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Response
+
+from ducklm.runtime import DuckLM
+from ducklm.server.agent_protocol.deps import (
+    Door,
+    DoorDep,
+    DuckDep,
+    HubDep,
+    ThreadClaims,
+    ThreadDep,
+)
+from ducklm.server.agent_protocol.schemas import ThreadCreate, ThreadPatch, ThreadSearch
+from ducklm.server.agent_protocol.store import ThreadRecord
+from ducklm.server.agent_protocol.views import thread_view
+from ducklm.server.agent_protocol.wire import WireResponse, dumps
+from ducklm.server.tasks import ThreadBusy
+
+router = APIRouter()
+
+ALREADY_EXISTS = "Thread with ID {thread_id} already exists"
+BUSY = "thread {thread_id} is running; wait for its run to end"
+
+
+async def load_view(
+    record: ThreadRecord, duck: DuckLM, door: Door, hub: ThreadClaims
+) -> dict[str, Any]:
+    """The thread as the LangGraph server shows it, state read from the checkpointer.
+
+    It is busy while a run of this door or of `/v1` holds it.
+    """
+    thread_id = record.thread_id
+    snapshot = await duck.graph.aget_state({"configurable": {"thread_id": thread_id}})
+    running = door.runs.is_running(thread_id) or hub.live_in(thread_id) is not None
+    return thread_view(record, snapshot, running=running)
+
+
+@router.post("/threads")
+async def create_thread(
+    body: ThreadCreate, duck: DuckDep, door: DoorDep, hub: HubDep
+) -> WireResponse:
+    """A new thread (a random id unless given); `if_exists: do_nothing` returns the old one."""
+    thread_id = str(body.thread_id or uuid.uuid4())
+    record = await door.threads.create(thread_id, body.metadata or {})
+    if record is None:
+        record = await door.threads.get(thread_id)
+        if body.if_exists == "raise" or record is None:
+            raise HTTPException(409, ALREADY_EXISTS.format(thread_id=thread_id))
+    return WireResponse(await load_view(record, duck, door, hub))
+
+
+@router.get("/threads/{thread_id}")
+async def get_thread(thread: ThreadDep, duck: DuckDep, door: DoorDep, hub: HubDep) -> WireResponse:
+    """One thread."""
+    return WireResponse(await load_view(thread, duck, door, hub))
+
+
+@router.patch("/threads/{thread_id}")
+async def patch_thread(
+    thread: ThreadDep, body: ThreadPatch, duck: DuckDep, door: DoorDep, hub: HubDep
+) -> WireResponse:
+    """Merge metadata into the thread's."""
+    record = await door.threads.update(thread.thread_id, metadata=body.metadata)
+    if record is None:  # deleted meanwhile
+        raise HTTPException(404, f"Thread with ID {thread.thread_id} not found")
+    return WireResponse(await load_view(record, duck, door, hub))
+
+
+@router.delete("/threads/{thread_id}", status_code=204)
+async def delete_thread(thread: ThreadDep, duck: DuckDep, door: DoorDep, hub: HubDep) -> Response:
+    """Delete the thread, its checkpoints and DuckLM's records of it; `409` while it runs."""
+    try:
+        async with hub.claim(thread.thread_id):
+            await duck.forget_thread(thread.thread_id)  # as deleting a conversation does
+            await door.threads.delete(thread.thread_id)
+    except ThreadBusy:
+        raise HTTPException(409, BUSY.format(thread_id=thread.thread_id)) from None
+    return Response(status_code=204)
+
+
+@router.post("/threads/search")
+async def search_threads(
+    body: ThreadSearch, duck: DuckDep, door: DoorDep, hub: HubDep
+) -> WireResponse:
+    """Threads matching ids, metadata, values and status; sorted and paged."""
+    records = [r for r in await door.threads.list() if _matches(r, body)]
+    views = [await load_view(r, duck, door, hub) for r in records]
+    views = [v for v in views if _state_matches(v, body)]
+    reverse = body.sort_order.lower() == "desc"
+    views.sort(key=lambda v: v[body.sort_by], reverse=reverse)
+    page = views[body.offset : body.offset + body.limit]
+    if body.select:
+        page = [{k: v[k] for k in body.select} for v in page]
+    headers = {"X-Pagination-Total": str(len(views))}
+    if body.offset + body.limit < len(views):
+        headers["X-Pagination-Next"] = str(body.offset + body.limit)
+    return WireResponse(page, headers=headers)
+
+
+def _matches(record: ThreadRecord, body: ThreadSearch) -> bool:
+    if body.ids is not None and record.thread_id not in body.ids:
+        return False
+    return body.metadata is None or contains(record.metadata, body.metadata)
+
+
+def _state_matches(view: dict[str, Any], body: ThreadSearch) -> bool:
+    if body.status is not None and view["status"] != body.status:
+        return False
+    if body.values is None:
+        return True
+    return contains(json.loads(dumps(view["values"] or {})), body.values)
+
+
+def contains(whole: Any, part: Any) -> bool:
+    """JSON containment as PostgreSQL's `@>`, which the LangGraph server filters with."""
+    if isinstance(whole, dict) and isinstance(part, dict):
+        return all(k in whole and contains(whole[k], v) for k, v in part.items())
+    if isinstance(whole, list) and isinstance(part, list):
+        return all(any(contains(w, p) for w in whole) for p in part)
+    return bool(whole == part)

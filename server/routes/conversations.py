@@ -1,0 +1,75 @@
+"""Conversations: the web chat's sidebar, and each one's messages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Response, status
+
+from ducklm.runtime import DuckLM, new_thread_id
+from ducklm.server.deps import Duck, Hub
+from ducklm.server.routes.views import conversation_view, message_view, task_view
+from ducklm.server.schemas import ConversationPatch, NewConversation
+from ducklm.stores import Conversation
+
+router = APIRouter(prefix="/conversations", tags=["conversations"])
+
+
+@router.get("")
+async def list_conversations(duck: Duck) -> list[dict[str, Any]]:
+    """Conversations, most recently updated first."""
+    return [conversation_view(c) for c in await duck.conversations.list()]
+
+
+@router.post("", status_code=status.HTTP_201_CREATED)
+async def create_conversation(body: NewConversation, duck: Duck) -> dict[str, Any]:
+    """A new, empty conversation."""
+    created = await duck.conversations.create(
+        new_thread_id(), title=body.title, workspace=body.workspace
+    )
+    return conversation_view(created)
+
+
+@router.get("/{conversation_id}")
+async def get_conversation(conversation_id: str, duck: Duck) -> dict[str, Any]:
+    """The conversation with its messages and the task still open in it, if any."""
+    conversation = await _conversation(duck, conversation_id)
+    messages = [m for m in map(message_view, await duck.messages(conversation_id)) if m]
+    latest = await duck.tasks(conversation_id, limit=1)
+    active = latest[0] if latest and latest[0].is_open else None
+    return {
+        **conversation_view(conversation),
+        "messages": messages,
+        "active_task": task_view(active) if active else None,
+    }
+
+
+@router.patch("/{conversation_id}")
+async def rename_conversation(
+    conversation_id: str, body: ConversationPatch, duck: Duck
+) -> dict[str, Any]:
+    """Set the title."""
+    await _conversation(duck, conversation_id)
+    await duck.conversations.rename(conversation_id, body.title)
+    return conversation_view(await _conversation(duck, conversation_id))
+
+
+@router.delete("/{conversation_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def delete_conversation(conversation_id: str, duck: Duck, hub: Hub) -> Response:
+    """Forget the conversation: its messages, tasks and events (memories stay)."""
+    await _conversation(duck, conversation_id)
+    if hub.live_in(conversation_id) is not None:
+        raise HTTPException(
+            status.HTTP_409_CONFLICT, "the conversation is running a task: cancel it first"
+        )
+    await duck.forget_thread(conversation_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+async def _conversation(duck: DuckLM, conversation_id: str) -> Conversation:
+    found = await duck.conversations.get(conversation_id)
+    if found is None:
+        raise HTTPException(
+            status.HTTP_404_NOT_FOUND, f"no conversation with id {conversation_id!r}"
+        )
+    return found

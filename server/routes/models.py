@@ -1,0 +1,32 @@
+"""Model roles and whether their servers answer."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import asdict
+from typing import Any
+
+from fastapi import APIRouter
+
+from ducklm.doctor import ping_model_server
+from ducklm.roles import ROLE_NAMES
+from ducklm.server.deps import Duck
+
+router = APIRouter(prefix="/models", tags=["models"])
+
+
+@router.get("/roles")
+async def roles(duck: Duck) -> list[dict[str, Any]]:
+    """Each role's model, server and switches (never its API key)."""
+    return [
+        duck.context.models.config(role).model_dump(exclude={"api_key", "prompt"})
+        for role in ROLE_NAMES
+    ]
+
+
+@router.get("/ping")
+async def ping(duck: Duck) -> list[dict[str, Any]]:
+    """Each distinct model server: reachable or not, and what to do about it."""
+    urls = sorted({duck.context.models.config(role).base_url for role in ROLE_NAMES})
+    checks = await asyncio.gather(*(ping_model_server(url) for url in urls))
+    return [{**asdict(check), "base_url": url} for url, check in zip(urls, checks, strict=True)]

@@ -1,0 +1,126 @@
+"""Tasks: list, show, follow, continue with decisions or a password, cancel."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Query, status
+from sse_starlette import EventSourceResponse
+
+from ducklm.events import Event
+from ducklm.runtime import DuckLM, NotWaitingError
+from ducklm.server.deps import Duck, Hub
+from ducklm.server.routes.views import task_view
+from ducklm.server.schemas import ContinueRequest, PasswordBody
+from ducklm.server.sse import event_stream, replay_stream
+from ducklm.server.tasks import TaskNotFound
+from ducklm.stores import TaskRecord
+from ducklm.tools.hitl import is_password_request
+
+router = APIRouter(prefix="/tasks", tags=["tasks"])
+
+
+@router.get("")
+async def list_tasks(
+    duck: Duck,
+    conversation_id: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> list[dict[str, Any]]:
+    """Tasks, newest first, of one conversation or of all."""
+    return [task_view(t) for t in await duck.tasks(conversation_id, limit=limit)]
+
+
+@router.get("/{task_id}")
+async def get_task(task_id: str, duck: Duck, hub: Hub) -> dict[str, Any]:
+    """One task, with the question it waits at (if it does)."""
+    task = await _task(duck, task_id)
+    if hub.live(task_id) is not None:
+        # Its run has started but may not have written its first row yet.
+        return task_view(task, running=True)
+    return task_view(task, await pending_of(duck, task))
+
+
+@router.get("/{task_id}/events")
+async def task_events(
+    task_id: str, duck: Duck, after: Annotated[int, Query(ge=0)] = 0
+) -> list[Event]:
+    """The task's audited events (every event but tokens), oldest first."""
+    task = await _task(duck, task_id)
+    return await stored_events(duck, task, after)
+
+
+@router.get("/{task_id}/stream", response_class=EventSourceResponse)
+async def follow_task(task_id: str, duck: Duck, hub: Hub) -> EventSourceResponse:
+    """The task's events so far, then live while it runs (for a reloaded page)."""
+    task = await _task(duck, task_id)
+    live = hub.live(task_id)
+    stored = await stored_events(duck, task, 0)
+    if live is None:
+        return replay_stream(stored)
+    # Earlier runs of the task (before its questions were answered) come from the audit
+    # log; the run going on now from the hub, tokens included.
+    current = {e.get("run_id") for e in live.events}
+    return event_stream(live, before=[e for e in stored if e.get("run_id") not in current])
+
+
+@router.post("/{task_id}/continue/stream", response_class=EventSourceResponse)
+async def continue_task(task_id: str, body: ContinueRequest, hub: Hub) -> EventSourceResponse:
+    """Answer the approval question the task waits at; stream the rest of the run."""
+    live = await hub.resume(
+        task_id,
+        [d.as_decision() for d in body.decisions],
+        interrupt_id=body.interrupt_id,
+        critic=body.critic,
+        memory=body.memory,
+    )
+    return event_stream(live)
+
+
+@router.post("/{task_id}/password/stream", response_class=EventSourceResponse)
+async def give_password(task_id: str, body: PasswordBody, hub: Hub) -> EventSourceResponse:
+    """Give the sudo password (kept in memory only) or refuse it; stream the rest."""
+    if body.cancel == (body.password is not None):
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+            'send either {"password": "..."} or {"cancel": true}',
+        )
+    return event_stream(await hub.password(task_id, None if body.cancel else body.password))
+
+
+@router.post("/{task_id}/cancel")
+async def cancel_task(task_id: str, hub: Hub) -> dict[str, str]:
+    """Stop a running task, or give up one that waits for an answer."""
+    return {"task_id": task_id, "status": await hub.cancel(task_id)}
+
+
+async def _task(duck: DuckLM, task_id: str) -> TaskRecord:
+    task = await duck.task(task_id)
+    if task is None:
+        raise TaskNotFound(task_id)
+    return task
+
+
+async def pending_of(duck: DuckLM, task: TaskRecord) -> list[Event]:
+    """The question `task` waits at, as the event that asked it (empty if none)."""
+    if task.status != "interrupted":
+        return []
+    try:
+        interrupt_id, request = await duck.pending_request(task.thread_id)
+    except NotWaitingError:
+        return []
+    kind = "password_requested" if is_password_request(request) else "approval_requested"
+    return [
+        {
+            "type": kind,
+            "interrupt_id": interrupt_id,
+            "request": request,
+            "task_id": task.task_id,
+            "thread_id": task.thread_id,
+        }
+    ]
+
+
+async def stored_events(duck: DuckLM, task: TaskRecord, after: int) -> list[Event]:
+    """The audited events of `task` with `seq > after`."""
+    records = await duck.events(task.thread_id, after=after)
+    return [{**r.data, "seq": r.seq} for r in records if r.data.get("task_id") == task.task_id]

@@ -1,0 +1,283 @@
+"""The task hub: runs belong to the server, not to the connection that started them.
+
+A task's run is a background asyncio task; its events are kept in a `LiveTask` that any
+number of SSE clients follow from the start. A client that disconnects stops following
+and nothing else: the run goes on to its end or its next question, and a reload
+re-attaches. Only `cancel` stops a run. One run at a time per thread: the hub claims
+the thread before anything awaits, so two resumes of one question cannot both start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from ducklm.events import Event
+from ducklm.runtime import DuckLM, NotWaitingError, new_thread_id
+from ducklm.stores import TaskRecord
+from ducklm.tools.hitl import DecisionError, is_password_request, parse_decisions
+
+log = logging.getLogger(__name__)
+
+
+class ThreadBusy(RuntimeError):
+    """The thread already has a run going, or a question waiting for an answer."""
+
+
+class TaskNotFound(LookupError):
+    """No task has that id."""
+
+
+class LiveTask:
+    """The events of one running task so far, and a way to follow the rest."""
+
+    def __init__(self, task_id: str, thread_id: str) -> None:
+        self.task_id = task_id
+        self.thread_id = thread_id
+        self.events: list[Event] = []
+        self.finished = asyncio.Event()
+        self.runner: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+
+    def publish(self, item: Event) -> None:
+        """Add an event and wake the followers.
+
+        Not a coroutine on purpose: the run's driver must never be suspended between
+        receiving an event and passing it on, so a cancellation always lands inside the
+        run, where it is recorded.
+        """
+        self.events.append(item)
+        self._wake_followers()
+
+    def finish(self) -> None:
+        """No more events will come."""
+        self.finished.set()
+        self._wake_followers()
+
+    async def follow(self, start: int = 0) -> AsyncIterator[tuple[int, Event]]:
+        """`(index, event)` from `start` on, live, until the task's end."""
+        index = start
+        while True:
+            wake = self._wake
+            while index < len(self.events):
+                yield index, self.events[index]
+                index += 1
+            if self.finished.is_set():
+                return
+            if wake is self._wake:  # nothing came while the follower was busy
+                await wake.wait()
+
+    def _wake_followers(self) -> None:
+        self._wake.set()
+        self._wake = asyncio.Event()
+
+
+class TaskHub:
+    """Starts, continues and cancels tasks; owns their background runs."""
+
+    def __init__(self, duck: DuckLM) -> None:
+        self._duck = duck
+        self._live: dict[str, LiveTask] = {}
+        self._busy: set[str] = set()
+
+    def live(self, task_id: str) -> LiveTask | None:
+        """The task while its run is going, else `None`."""
+        return self._live.get(task_id)
+
+    def running(self) -> list[str]:
+        """Ids of the tasks whose run is going."""
+        return list(self._live)
+
+    def live_in(self, thread_id: str) -> LiveTask | None:
+        """The running task of `thread_id`, if any."""
+        return next((t for t in self._live.values() if t.thread_id == thread_id), None)
+
+    @asynccontextmanager
+    async def claim(self, thread_id: str) -> AsyncIterator[None]:
+        """Hold `thread_id` for one run (the Agent Protocol door runs through this too).
+
+        Raises:
+            ThreadBusy: Another run holds it.
+        """
+        self._take(thread_id)
+        try:
+            yield
+        finally:
+            self._busy.discard(thread_id)
+
+    async def start(
+        self,
+        message: str,
+        *,
+        thread_id: str | None,
+        workspace: str | None,
+        critic: bool,
+        memory: bool,
+    ) -> LiveTask:
+        """Start `message` as a new task on `thread_id` (a new thread when `None`).
+
+        Raises:
+            ThreadBusy: The thread runs, or its last task waits for an answer.
+        """
+        thread_id = thread_id or new_thread_id()
+        self._take(thread_id)
+        try:
+            latest = await self._duck.tasks(thread_id, limit=1)
+            if latest and latest[0].status == "interrupted":
+                raise ThreadBusy(
+                    f"conversation {thread_id!r} waits for an answer to task "
+                    f"{latest[0].task_id!r}: answer it or cancel it first"
+                )
+        except BaseException:
+            self._busy.discard(thread_id)
+            raise
+        task_id = new_thread_id()
+        events = self._duck.stream(
+            message,
+            thread_id=thread_id,
+            workspace=workspace,
+            critic=critic,
+            memory=memory,
+            task_id=task_id,
+        )
+        return self._launch(task_id, thread_id, events)
+
+    async def resume(
+        self,
+        task_id: str,
+        decisions: list[dict[str, Any]],
+        *,
+        interrupt_id: str | None = None,
+        critic: bool | None = None,
+        memory: bool | None = None,
+    ) -> LiveTask:
+        """Answer the approval question `task_id` waits at and run on.
+
+        Raises:
+            TaskNotFound: No such task.
+            ThreadBusy: Its thread is running.
+            NotWaitingError: It does not wait for a decision, or `interrupt_id` names
+                another question (already answered, or never asked).
+            DecisionError: The decisions do not answer the question.
+        """
+        task = await self._waiting(task_id)
+        self._take(task.thread_id)
+        try:
+            pending_id, request = await self._duck.pending_request(task.thread_id)
+            _check_question(task, pending_id, interrupt_id)
+            if is_password_request(request):
+                raise NotWaitingError(f"task {task_id!r} waits for a password, not a decision")
+            parse_decisions(request, {"decisions": decisions})
+        except BaseException:
+            self._busy.discard(task.thread_id)
+            raise
+        events = self._duck.resume(task.thread_id, decisions, critic=critic, memory=memory)
+        return self._launch(task_id, task.thread_id, events)
+
+    async def password(self, task_id: str, password: str | None) -> LiveTask:
+        """Give (or, with `None`, refuse) the sudo password `task_id` waits for.
+
+        Raises:
+            TaskNotFound, ThreadBusy, NotWaitingError: As for `resume`.
+            DecisionError: The password is empty.
+        """
+        task = await self._waiting(task_id)
+        self._take(task.thread_id)
+        try:
+            _, request = await self._duck.pending_request(task.thread_id)
+            if not is_password_request(request):
+                raise NotWaitingError(f"task {task_id!r} does not wait for a password")
+            if password is not None and not password:
+                raise DecisionError("the password is empty")
+        except BaseException:
+            self._busy.discard(task.thread_id)
+            raise
+        if password is None:
+            events = self._duck.cancel_password(task.thread_id)
+        else:
+            events = self._duck.provide_password(task.thread_id, password)
+        return self._launch(task_id, task.thread_id, events)
+
+    async def cancel(self, task_id: str) -> str:
+        """Stop a running task or give up one that waits; returns the new status.
+
+        Raises:
+            TaskNotFound: No such task.
+            NotWaitingError: The task has already ended.
+        """
+        live = self._live.get(task_id)
+        if live is not None and live.runner is not None:
+            live.runner.cancel()
+            await live.finished.wait()
+            return "cancelled"
+        task = await self._duck.task(task_id)
+        if task is None:
+            raise TaskNotFound(task_id)
+        if not await self._duck.abandon(task_id):
+            raise NotWaitingError(f"task {task_id!r} has already ended ({task.status})")
+        return "cancelled"
+
+    async def close(self) -> None:
+        """Cancel every run (the server is stopping); each is recorded as cancelled."""
+        runners = [t.runner for t in self._live.values() if t.runner is not None]
+        for runner in runners:
+            runner.cancel()
+        await asyncio.gather(*runners, return_exceptions=True)
+
+    def _take(self, thread_id: str) -> None:
+        # No await between the check and the add: two requests cannot both pass.
+        if thread_id in self._busy:
+            raise ThreadBusy(f"conversation {thread_id!r} is already running a task")
+        self._busy.add(thread_id)
+
+    async def _waiting(self, task_id: str) -> TaskRecord:
+        task = await self._duck.task(task_id)
+        if task is None:
+            raise TaskNotFound(task_id)
+        if task.status != "interrupted":
+            if task.thread_id in self._busy:
+                raise ThreadBusy(f"task {task_id!r} is running")
+            raise NotWaitingError(f"task {task_id!r} is not waiting for an answer ({task.status})")
+        return task
+
+    def _launch(self, task_id: str, thread_id: str, events: AsyncIterator[Event]) -> LiveTask:
+        live = LiveTask(task_id, thread_id)
+        self._live[task_id] = live
+        live.runner = asyncio.create_task(self._drive(live, events), name=f"ducklm-task-{task_id}")
+        return live
+
+    async def _drive(self, live: LiveTask, events: AsyncIterator[Event]) -> None:
+        try:
+            async for item in events:
+                live.publish(item)
+        except asyncio.CancelledError:
+            # The runner has recorded the run as cancelled; followers get the same end.
+            live.publish(_ended(live, "cancelled"))
+        except Exception:
+            log.exception("task %s failed outside its run", live.task_id)
+            live.publish(_ended(live, "failed"))
+        finally:
+            self._live.pop(live.task_id, None)
+            self._busy.discard(live.thread_id)
+            live.finish()
+
+
+def _check_question(task: TaskRecord, pending_id: str, interrupt_id: str | None) -> None:
+    if interrupt_id is not None and interrupt_id != pending_id:
+        raise NotWaitingError(
+            f"task {task.task_id!r} is not waiting at question {interrupt_id!r} "
+            "(it was answered already, or belongs to another task)"
+        )
+
+
+def _ended(live: LiveTask, status: str) -> Event:
+    return {
+        "type": "done",
+        "status": status,
+        "answer": "",
+        "task_id": live.task_id,
+        "thread_id": live.thread_id,
+    }

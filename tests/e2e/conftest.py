@@ -1,0 +1,106 @@
+"""Browser fixtures: the real server on the scripted model, and Debian's Chromium.
+
+Playwright's async API runs on the test's event loop beside the server (see
+tests/support/server.py), so blockbuster keeps watching both; the sync API would block
+the loop. Each test leaves a screenshot of its last state in tests/e2e/artifacts/.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from blockbuster import BlockBuster
+from playwright.async_api import (
+    Browser,
+    BrowserContext,
+    ConsoleMessage,
+    Page,
+    async_playwright,
+    expect,
+)
+
+from tests.support.server import Served
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).parent / "artifacts"
+DESKTOP = {"width": 1280, "height": 800}
+# The first turn in a process loads the embedding model (several seconds); after that a
+# turn on the scripted model takes well under a second.
+TIMEOUT_MS = 30_000
+expect.set_options(timeout=TIMEOUT_MS)
+
+
+# Playwright's start-up looks for its bundled driver on disk, a blocking call that runs
+# once before any test code; everything after it is asynchronous.
+PLAYWRIGHT_START = ("playwright/_impl/_driver.py", {"compute_driver_executable"})
+
+
+@pytest.fixture
+async def browser(blockbuster: BlockBuster) -> AsyncIterator[Browser]:
+    """Headless Chromium from Debian's package (scripts/system-deps.sh installs it)."""
+    if not await asyncio.to_thread(shutil.which, CHROMIUM):
+        missing = f"{CHROMIUM} is missing: run scripts/system-deps.sh --test"
+        if os.environ.get("CI"):  # CI installs it: its absence there is a failure
+            pytest.fail(missing)
+        pytest.skip(missing)
+    for function in blockbuster.functions.values():
+        function.can_block_in(*PLAYWRIGHT_START)
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox"]
+        )
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+@pytest.fixture
+def viewport() -> dict[str, int]:
+    """The window size; a test overrides this fixture to try phone width."""
+    return DESKTOP
+
+
+@pytest.fixture
+async def page(
+    browser: Browser, served: Served, viewport: dict[str, int], request: pytest.FixtureRequest
+) -> AsyncIterator[Page]:
+    """A fresh browser profile on the web chat; fails the test on any script error.
+
+    The screenshot is taken whatever the outcome: a failing test's is the one that
+    explains it.
+    """
+    context: BrowserContext = await browser.new_context(viewport=viewport, base_url=served.url)
+    opened = await context.new_page()
+    problems: list[str] = []
+    opened.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+
+    def on_console(message: ConsoleMessage) -> None:
+        # A refused API call logs "Failed to load resource"; the chat shows those itself
+        # and tests that provoke them check the notice. Anything else (CSP, script) fails.
+        if message.type == "error" and not message.text.startswith("Failed to load resource"):
+            problems.append(f"console error: {message.text}")
+
+    opened.on("console", on_console)
+    opened.set_default_timeout(TIMEOUT_MS)
+    await opened.goto("/")
+    try:
+        yield opened
+    finally:
+        await _screenshot(opened, request.node.name)
+        await context.close()
+    assert not problems, problems
+
+
+async def _screenshot(page: Page, test_name: str) -> None:
+    # Playwright would write the file with a blocking call on the loop; we write it.
+    name = re.sub(r"[^\w.-]+", "_", test_name)
+    image = await page.screenshot(full_page=True)
+    await asyncio.to_thread(ARTIFACTS.mkdir, exist_ok=True)
+    await asyncio.to_thread((ARTIFACTS / f"{name}.png").write_bytes, image)

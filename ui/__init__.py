@@ -1,0 +1,1 @@
+"""The web chat: static HTML, CSS and JavaScript served by `ducklm.server`."""

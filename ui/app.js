@@ -1,0 +1,159 @@
+// The web chat's entry point: finds the page's parts, wires the modules together and
+// switches views by the URL's hash (#/ new chat, #/c/<id> a conversation, #/approvals,
+// #/skills, #/memory, #/experience), so reload and the back button keep the place.
+
+import { Activity } from "./activity.js";
+import { Chat } from "./chat.js";
+import { Composer } from "./composer.js";
+import { initNotices } from "./notify.js";
+import { ApprovalsPage } from "./page-approvals.js";
+import { ExperiencePage, MemoryPage, SkillsPage } from "./page-learning.js";
+import { Sidebar } from "./sidebar.js";
+import { initTheme } from "./theme.js";
+
+const PAGE_TITLES = {
+  approvals: "Approvals",
+  skills: "Skills",
+  memory: "Memory",
+  experience: "Experience",
+};
+const NEW_TITLE = "New conversation";
+
+const byTestId = (id) => document.querySelector(`[data-testid="${id}"]`);
+
+function buildParts() {
+  initNotices(byTestId("toasts"));
+  initTheme(byTestId("theme-toggle"));
+  const activity = new Activity({
+    events: byTestId("activity-events"),
+    commands: byTestId("activity-commands"),
+    memory: byTestId("activity-memory"),
+    tabs: [...document.querySelectorAll('[role="tab"]')],
+    caption: byTestId("activity-caption"),
+  });
+  const composerElements = {
+    form: byTestId("composer"),
+    input: byTestId("composer-input"),
+    send: byTestId("send-button"),
+    stop: byTestId("stop-button"),
+    hint: byTestId("composer-hint"),
+    critic: byTestId("option-critic"),
+    memory: byTestId("option-memory"),
+  };
+  const pages = {
+    approvals: new ApprovalsPage({ pending: byTestId("pending-list"), rules: byTestId("rules-list") }),
+    skills: new SkillsPage({ list: byTestId("skills-list"), problems: byTestId("skill-problems") }),
+    memory: new MemoryPage({
+      form: byTestId("memory-search"),
+      query: byTestId("memory-query"),
+      list: byTestId("memory-list"),
+      status: byTestId("memory-status"),
+    }),
+    experience: new ExperiencePage({ list: byTestId("experience-list") }),
+  };
+  return { activity, composerElements, pages };
+}
+
+/** Off-canvas panels (the sidebar at phone width, the activity drawer) and their buttons. */
+function panelToggle(panel, button, { onOpen } = {}) {
+  const set = (open) => {
+    panel.classList.toggle("open", open);
+    button.setAttribute("aria-expanded", String(open));
+    onOpen?.(open);
+  };
+  button.addEventListener("click", () => set(!panel.classList.contains("open")));
+  return set;
+}
+
+function main() {
+  const { activity, composerElements, pages } = buildParts();
+  const title = byTestId("view-title");
+  const sidebarPanel = byTestId("sidebar");
+  const backdrop = byTestId("backdrop");
+  const setSidebar = panelToggle(sidebarPanel, byTestId("menu-button"), {
+    onOpen: (open) => (backdrop.hidden = !open),
+  });
+  const drawer = byTestId("activity-drawer");
+  const setDrawer = panelToggle(drawer, byTestId("activity-toggle"), {
+    onOpen: (open) => (drawer.hidden = !open),
+  });
+  byTestId("activity-close").addEventListener("click", () => setDrawer(false));
+  byTestId("sidebar-close").addEventListener("click", () => setSidebar(false));
+  backdrop.addEventListener("click", () => setSidebar(false));
+
+  const syncTitle = () => {
+    if (currentView() === "chat") title.textContent = sidebar.titleOf(chat.conversationId) ?? NEW_TITLE;
+  };
+  const sidebar = new Sidebar(byTestId("conversation-list"), {
+    onDeleted: (id) => {
+      if (chat.conversationId === id) location.hash = "#/";
+    },
+    onRefreshed: () => syncTitle(),
+  });
+  let chat = null;
+  const composer = new Composer(composerElements, {
+    onSend: (text) => chat.send(text),
+    onStop: () => chat.stop(),
+  });
+  chat = new Chat(
+    { transcript: byTestId("transcript"), empty: byTestId("empty-state") },
+    {
+      composer,
+      activity,
+      onCreated: (id) => {
+        location.hash = `#/c/${encodeURIComponent(id)}`;
+      },
+      onChanged: () => sidebar.refresh(),
+    },
+  );
+
+  byTestId("new-conversation").addEventListener("click", () => {
+    if (location.hash === "#/" && currentView() === "chat") chat.open(null).then(syncTitle);
+    location.hash = "#/";
+    composer.focus();
+  });
+  for (const refresh of document.querySelectorAll("[data-refresh]")) {
+    refresh.addEventListener("click", () => route());
+  }
+
+  let opened = false; // whether route() has opened a conversation view yet
+
+  function currentView() {
+    return document.querySelector(".view:not([hidden])")?.dataset.view;
+  }
+
+  function showView(name) {
+    for (const view of document.querySelectorAll(".view")) view.hidden = view.dataset.view !== name;
+    for (const link of document.querySelectorAll(".pages-nav a")) {
+      if (link.dataset.route === name) link.setAttribute("aria-current", "page");
+      else link.removeAttribute("aria-current");
+    }
+    setSidebar(false); // at phone width, choosing a place closes the menu
+  }
+
+  function route() {
+    const [name = "", ...rest] = location.hash.replace(/^#\/?/, "").split("/");
+    if (PAGE_TITLES[name]) {
+      showView(name);
+      title.textContent = PAGE_TITLES[name];
+      pages[name].show();
+      return;
+    }
+    const id = name === "c" && rest.length ? decodeURIComponent(rest.join("/")) : null;
+    showView("chat");
+    sidebar.setActive(id);
+    // Coming back from a page to the same conversation keeps its live stream; without
+    // one, reload it: its task may have been answered from the approvals page meanwhile.
+    if (id !== chat.conversationId || !opened || (id && !chat.following)) {
+      opened = true;
+      chat.open(id);
+    }
+    syncTitle();
+  }
+
+  window.addEventListener("hashchange", route);
+  sidebar.refresh();
+  route();
+}
+
+main();

@@ -1,0 +1,263 @@
+// The question cards that pause a task until the person answers: the approval card
+// (allow once, allow forever, deny, edit) and the sudo password form.
+
+import { h, prettyJson } from "./dom.js";
+import { commandLine } from "./tool-card.js";
+
+let nextId = 0;
+const uniqueId = (prefix) => `${prefix}-${++nextId}`;
+
+/** A card waiting for the person; `settle` closes it with what happened. */
+class QuestionCard {
+  constructor(kind, title) {
+    this.error = h("p", { class: "card-error", testid: `${kind}-error`, role: "alert", hidden: true });
+    this.outcome = h("p", { class: "card-outcome", testid: `${kind}-outcome`, hidden: true });
+    this.titleId = uniqueId(kind);
+    this.el = h("section", {
+      class: `question-card ${kind}-card`,
+      testid: `${kind}-card`,
+      dataset: { state: "open" },
+      attrs: { "aria-labelledby": this.titleId },
+    });
+    this.heading = h("h3", { id: this.titleId, text: title });
+  }
+
+  get isOpen() {
+    return this.el.dataset.state === "open";
+  }
+
+  setBusy(busy) {
+    for (const control of this.el.querySelectorAll("button, input, textarea")) control.disabled = busy;
+  }
+
+  showError(message) {
+    this.error.textContent = message;
+    this.error.hidden = !message;
+  }
+
+  settle(label) {
+    if (!this.isOpen) return;
+    this.el.dataset.state = "settled";
+    this.setBusy(true);
+    // Answered: only the question and its outcome stay, not controls that no longer work.
+    for (const controls of this.el.querySelectorAll(".card-actions, .edit-field, form")) {
+      controls.hidden = true;
+    }
+    this.outcome.textContent = label;
+    this.outcome.hidden = false;
+    this.showError("");
+  }
+
+  /** Run the answer; on failure the card opens again with the reason. */
+  async answer(label, send) {
+    this.setBusy(true);
+    this.showError("");
+    try {
+      await send();
+      this.settle(label);
+    } catch (error) {
+      if (error.name === "AbortError") return;
+      this.setBusy(false);
+      this.showError(error.message);
+    }
+  }
+}
+
+const DECISIONS = [
+  { type: "approve", label: "Allow once", testid: "approve-once", outcome: "Allowed once" },
+  { type: "allow_forever", label: "Allow forever", testid: "approve-forever", outcome: "Allowed forever" },
+  { type: "reject", label: "Deny", testid: "deny", outcome: "Denied" },
+];
+
+/**
+ * The approval card for an `approval_requested` event. `onDecide(decisions, interruptId)`
+ * sends the answer and resolves once the continued stream has been opened.
+ */
+export class ApprovalCard extends QuestionCard {
+  constructor(event, onDecide) {
+    super("approval", "Approval needed");
+    const request = event.request ?? {};
+    this.actions = request.action_requests ?? [];
+    this.interruptId = event.interrupt_id;
+    this.onDecide = onDecide;
+    const allowed = allowedDecisions(this.actions, request.review_configs ?? []);
+    this.editors = this.actions.map((action) => actionEditor(action));
+    this.buttons = h("div", { class: "card-actions" });
+    for (const decision of DECISIONS) {
+      this.buttons.append(this.button(decision, allowed, () => this.decide(decision)));
+    }
+    this.buttons.append(
+      this.button({ type: "edit", label: "Edit", testid: "edit" }, allowed, () => this.toggleEdit(true)),
+    );
+    this.editButtons = h(
+      "div",
+      { class: "card-actions", hidden: true },
+      h("button", { type: "button", class: "primary", testid: "edit-submit", text: "Run edited", on: { click: () => this.submitEdit() } }),
+      h("button", { type: "button", testid: "edit-cancel", text: "Cancel edit", on: { click: () => this.toggleEdit(false) } }),
+    );
+    this.el.append(
+      this.heading,
+      ...this.actions.map((action, index) => actionView(action, this.editors[index])),
+      this.buttons,
+      this.editButtons,
+      this.error,
+      this.outcome,
+    );
+  }
+
+  button(decision, allowed, onClick) {
+    const kind = decision.type === "reject" ? "danger" : decision.type === "approve" ? "primary" : "";
+    return h("button", {
+      type: "button",
+      class: kind,
+      testid: decision.testid,
+      text: decision.label,
+      // A decision the question does not accept is shown but cannot be chosen.
+      disabled: !allowed.has(decision.type),
+      dataset: { allowed: String(allowed.has(decision.type)) },
+      on: { click: onClick },
+    });
+  }
+
+  setBusy(busy) {
+    super.setBusy(busy);
+    if (!busy) {
+      for (const button of this.buttons.querySelectorAll("button")) {
+        button.disabled = button.dataset.allowed !== "true";
+      }
+    }
+  }
+
+  decide(decision) {
+    // One decision per action request, in order; the card answers them all alike.
+    const decisions = this.actions.map(() => ({ type: decision.type }));
+    return this.answer(decision.outcome, () => this.onDecide(decisions, this.interruptId));
+  }
+
+  toggleEdit(editing) {
+    for (const editor of this.editors) editor.wrapper.hidden = !editing;
+    this.buttons.hidden = editing;
+    this.editButtons.hidden = !editing;
+    this.showError("");
+    if (editing) this.editors[0]?.input.focus();
+  }
+
+  submitEdit() {
+    const decisions = [];
+    for (const [index, action] of this.actions.entries()) {
+      const args = this.editors[index].read();
+      if (args instanceof Error) {
+        this.showError(args.message);
+        return undefined;
+      }
+      decisions.push({ type: "edit", edited_action: { name: action.name, args } });
+    }
+    return this.answer("Edited and allowed", () => this.onDecide(decisions, this.interruptId));
+  }
+}
+
+function allowedDecisions(actions, configs) {
+  const all = ["approve", "allow_forever", "reject", "edit"];
+  // A decision is offered when every action of the question accepts it.
+  return new Set(all.filter((type) => actions.every((action) => {
+    const config = configs.find((c) => c.action_name === action.name);
+    return !config?.allowed_decisions || config.allowed_decisions.includes(type);
+  })));
+}
+
+function actionView(action, editor) {
+  return h(
+    "div",
+    { class: "approval-action", testid: "approval-action" },
+    action.description ? h("p", { class: "action-description", text: action.description }) : null,
+    commandLine(action.name, action.args),
+    editor.wrapper,
+  );
+}
+
+/** The edit field of one action: the command of a shell call, the JSON args otherwise. */
+function actionEditor(action) {
+  const id = uniqueId("edit");
+  const isShell = action.name === "shell_exec" && typeof action.args?.command === "string";
+  const input = h("textarea", {
+    id,
+    class: "edit-input",
+    testid: "edit-input",
+    rows: isShell ? 2 : 6,
+    spellcheck: false,
+    value: isShell ? action.args.command : prettyJson(action.args ?? {}),
+  });
+  const wrapper = h(
+    "div",
+    { class: "edit-field", hidden: true },
+    h("label", { htmlFor: id, text: isShell ? "Command" : `Arguments of ${action.name} (JSON)` }),
+    input,
+  );
+  const read = () => {
+    if (isShell) {
+      const command = input.value.trim();
+      return command ? { ...action.args, command } : new Error("The command cannot be empty.");
+    }
+    try {
+      const args = JSON.parse(input.value);
+      if (args && typeof args === "object" && !Array.isArray(args)) return args;
+    } catch {
+      // Reported below, with the same words as a non-object.
+    }
+    return new Error(`The arguments of ${action.name} must be a JSON object.`);
+  };
+  return { wrapper, input, read };
+}
+
+/**
+ * The sudo password form for a `password_requested` event. `onAnswer(body)` sends
+ * `{password}` or `{cancel: true}`. The password lives only in the input, cleared at once.
+ */
+export class PasswordCard extends QuestionCard {
+  constructor(event, onAnswer) {
+    super("password", "Password needed");
+    const request = event.request ?? {};
+    const id = uniqueId("password-input");
+    this.input = h("input", {
+      id,
+      type: "password",
+      class: "password-input",
+      testid: "password-input",
+      autocomplete: "off",
+      required: true,
+    });
+    const form = h(
+      "form",
+      { class: "password-form", on: { submit: (e) => this.submit(e, onAnswer) } },
+      h("label", { htmlFor: id, text: request.prompt || "Password for sudo" }),
+      this.input,
+      h(
+        "div",
+        { class: "card-actions" },
+        h("button", { type: "submit", class: "primary", testid: "password-submit", text: "Send" }),
+        h("button", {
+          type: "button",
+          testid: "password-cancel",
+          text: "Cancel",
+          on: { click: () => this.answer("Cancelled", () => onAnswer({ cancel: true })) },
+        }),
+      ),
+    );
+    this.el.append(
+      this.heading,
+      request.command ? commandLine("shell_exec", { command: request.command }) : null,
+      form,
+      this.error,
+      this.outcome,
+    );
+    // An earlier try was wrong: the server says why, shown until the next answer.
+    if (request.error) this.showError(request.error);
+  }
+
+  submit(event, onAnswer) {
+    event.preventDefault();
+    const password = this.input.value;
+    this.input.value = "";
+    return this.answer("Password sent", () => onAnswer({ password }));
+  }
+}

@@ -1,0 +1,72 @@
+// The terminal-like card of one tool call: the command, its live status, its output
+// and exit code.
+
+import { h, prettyJson } from "./dom.js";
+
+// Arguments up to this long read best on the command's own line; longer ones are indented.
+const COMPACT_ARGS_CHARS = 80;
+
+/** The command line a tool call stands for: the shell command, or the tool and its args. */
+function commandText(tool, args) {
+  if (tool === "shell_exec" && typeof args?.command === "string") return args.command;
+  const oneLine = JSON.stringify(args ?? {});
+  return `${tool} ${oneLine.length <= COMPACT_ARGS_CHARS ? oneLine : prettyJson(args)}`;
+}
+
+/** The command as a terminal line: `$ command` for the shell, `› tool {args}` otherwise. */
+export function commandLine(tool, args) {
+  const prompt = tool === "shell_exec" ? "$ " : "› ";
+  return h(
+    "pre",
+    { class: "terminal-command", testid: "tool-command" },
+    h("span", { class: "terminal-prompt", text: prompt, attrs: { "aria-hidden": "true" } }),
+    commandText(tool, args),
+  );
+}
+
+/**
+ * A tool call's card, live: created at `tool_call_started`, completed by `finish` with the
+ * `tool_call_finished` event.
+ */
+export class ToolCard {
+  constructor({ callId, tool, args, status = "running" }) {
+    this.status = h("span", { class: "tool-status", testid: "tool-status", text: status });
+    this.output = h("pre", { class: "terminal-output", testid: "tool-output", hidden: true });
+    this.meta = h("p", { class: "tool-meta", testid: "tool-meta", hidden: true });
+    this.el = h(
+      "section",
+      {
+        class: "tool-card",
+        testid: "tool-card",
+        dataset: { callId: callId ?? "", status, tool: tool ?? "" },
+        attrs: { "aria-label": `Tool call ${tool ?? ""}` },
+      },
+      h("header", { class: "tool-head" }, h("span", { class: "tool-name", text: tool ?? "tool" }), this.status),
+      commandLine(tool, args),
+      this.output,
+      this.meta,
+    );
+  }
+
+  /** Show the result of `tool_call_finished` (or of a tool message from history). */
+  finish({ status, output, exit_code: exitCode, truncated, decision, approved_by: approvedBy,
+    verdict, command_class: commandClass }) {
+    // A call the person denied "errors" for the model; to the person it was denied.
+    const state = decision === "reject" ? "denied" : status || "done";
+    this.el.dataset.status = state;
+    this.status.textContent = state;
+    if (output !== undefined && output !== null && output !== "") {
+      this.output.textContent = truncated ? `${output}\n… (output truncated)` : String(output);
+      this.output.hidden = false;
+    }
+    const facts = [];
+    if (typeof exitCode === "number") facts.push(`exit code ${exitCode}`);
+    if (decision) facts.push(`decision: ${decision}`);
+    if (approvedBy) facts.push(`approved by ${approvedBy}`);
+    if (verdict) facts.push(`policy: ${verdict}`);
+    if (commandClass) facts.push(commandClass.replaceAll("_", " "));
+    this.meta.textContent = facts.join(" · ");
+    this.meta.hidden = facts.length === 0;
+    if (typeof exitCode === "number") this.el.dataset.exitCode = String(exitCode);
+  }
+}

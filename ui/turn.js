@@ -1,0 +1,232 @@
+// One assistant turn in the transcript: the answer text (Markdown), the reasoning, tool
+// cards and question cards, in the order they happened. A turn is built either live from
+// a task's events (`apply`) or from a conversation's stored messages (`addText` & co.).
+
+import { h } from "./dom.js";
+import { renderMarkdown } from "./markdown.js";
+import { ApprovalCard, PasswordCard } from "./question-cards.js";
+import { ToolCard } from "./tool-card.js";
+
+/** What the status line says in each state of the task; completed says nothing. */
+const STATUS_TEXT = {
+  running: "Working…",
+  interrupted: "Waiting for your answer.",
+  failed: "The task failed.",
+  cancelled: "Stopped.",
+  completed: "",
+};
+
+/** Event type -> the Turn method that shows it. */
+const EVENT_HANDLERS = {
+  run_started: "onRunStarted",
+  token: "onToken",
+  reasoning: "onReasoning",
+  tool_call_started: "startTool",
+  tool_call_finished: "finishTool",
+  approval_requested: "onApproval",
+  password_requested: "onPassword",
+  memory_stored: "onMemoryStored",
+  error: "onError",
+  done: "onDone",
+};
+
+export class Turn {
+  /**
+   * @param {{onDecide: Function, onPassword: Function}} handlers - Called by the question
+   *   cards with the person's answer; each returns a promise that resolves once the server
+   *   has accepted it.
+   */
+  constructor(handlers = {}) {
+    this.handlers = handlers;
+    this.tools = new Map();
+    this.questions = [];
+    this.text = null; // the text segment tokens go to: {el, source}
+    this.reasoning = null; // the reasoning block reasoning goes to: {el, body}
+    this.runTokens = 0;
+    this.state = "completed";
+    this.body = h("div", { class: "turn-body" });
+    this.status = h("p", { class: "turn-status", testid: "turn-status", hidden: true });
+    this.el = h(
+      "article",
+      { class: "turn turn-assistant", testid: "assistant-turn", attrs: { "aria-label": "DuckLM" } },
+      this.body,
+      this.status,
+    );
+  }
+
+  /** Apply one live event of the task; types without a view here are ignored. */
+  apply(event) {
+    const method = EVENT_HANDLERS[event.type];
+    if (method) this[method](event);
+  }
+
+  onToken(event) {
+    this.appendText(event.text ?? "");
+  }
+
+  onReasoning(event) {
+    this.appendReasoning(event.text ?? "");
+  }
+
+  onApproval(event) {
+    this.ask(new ApprovalCard(event, this.handlers.onDecide));
+  }
+
+  onPassword(event) {
+    this.ask(new PasswordCard(event, this.handlers.onPassword));
+  }
+
+  onMemoryStored(event) {
+    this.note("memory-note", `Remembered: ${event.text ?? ""}`);
+  }
+
+  onError(event) {
+    this.note("turn-error", event.message || "Something went wrong.", "alert");
+  }
+
+  onRunStarted() {
+    // A new run of the same task means the open question was answered (live, or earlier
+    // when a reload replays the task).
+    this.closeQuestions("Answered");
+    this.runTokens = 0;
+    this.setState("running");
+  }
+
+  onDone(event) {
+    // Tokens are the answer as it streamed; a run that streamed none (e.g. a replay that
+    // only kept audited events) shows the final answer instead.
+    if (this.runTokens === 0 && event.answer) this.addText(event.answer);
+    const status = event.status ?? "completed";
+    if (status !== "interrupted") this.closeQuestions(status === "completed" ? "Answered" : "Closed");
+    this.setState(status);
+  }
+
+  setState(state) {
+    this.state = state;
+    this.el.dataset.state = state;
+    // While busy, screen readers wait; the finished answer is then announced once
+    // instead of token by token.
+    this.el.setAttribute("aria-busy", String(state === "running"));
+    const text = STATUS_TEXT[state] ?? "";
+    this.status.textContent = text;
+    this.status.hidden = !text;
+    this.status.dataset.state = state;
+  }
+
+  /** Text from a stored assistant message, rendered at once. */
+  addText(markdown) {
+    if (!markdown) return;
+    this.breakSegments();
+    this.appendText(markdown, { immediate: true });
+    this.text = null;
+  }
+
+  appendText(piece, { immediate = false } = {}) {
+    if (!this.text) {
+      const el = h("div", { class: "markdown", testid: "answer-text" });
+      this.text = { el, source: "" };
+      this.reasoning = null;
+      this.body.append(el);
+    }
+    this.text.source += piece;
+    this.runTokens += 1;
+    if (immediate) this.renderText(this.text);
+    else this.scheduleRender(this.text);
+  }
+
+  // Re-rendering Markdown on every token would be wasted work: once per frame is enough.
+  scheduleRender(segment) {
+    if (segment.pending) return;
+    segment.pending = true;
+    requestAnimationFrame(() => this.renderText(segment));
+  }
+
+  renderText(segment) {
+    segment.pending = false;
+    segment.el.replaceChildren(renderMarkdown(segment.source));
+  }
+
+  appendReasoning(piece) {
+    if (!this.reasoning) {
+      const body = h("div", { class: "reasoning-text", testid: "reasoning-text" });
+      const el = h(
+        "details",
+        { class: "reasoning", testid: "reasoning" },
+        h("summary", { text: "Reasoning" }),
+        body,
+      );
+      this.reasoning = { el, body };
+      this.text = null;
+      this.body.append(el);
+    }
+    this.reasoning.body.append(document.createTextNode(piece));
+  }
+
+  /** Close the current text and reasoning so later pieces start after a card. */
+  breakSegments() {
+    this.text = null;
+    this.reasoning = null;
+  }
+
+  startTool(event) {
+    this.breakSegments();
+    // A call paused for a password starts again after it: same call, same card.
+    const existing = this.tools.get(event.call_id);
+    if (existing) return existing;
+    const card = new ToolCard({ callId: event.call_id, tool: event.tool, args: event.args });
+    this.tools.set(event.call_id, card);
+    this.body.append(card.el);
+    return card;
+  }
+
+  finishTool(event) {
+    // A call refused before it ran may finish without having started.
+    const card = this.tools.get(event.call_id) ?? this.startTool(event);
+    card.finish(event);
+  }
+
+  /** Tool calls of a stored assistant message; their results come as tool messages. */
+  addToolCalls(calls) {
+    this.breakSegments();
+    for (const call of calls) {
+      const card = new ToolCard({ callId: call.id, tool: call.name, args: call.args, status: "called" });
+      this.tools.set(call.id, card);
+      this.body.append(card.el);
+    }
+  }
+
+  addToolResult(message) {
+    const card = this.tools.get(message.tool_call_id);
+    const result = { status: message.status || "done", output: message.content };
+    if (card) card.finish(result);
+  }
+
+  ask(card) {
+    this.breakSegments();
+    this.questions.push(card);
+    this.body.append(card.el);
+  }
+
+  /** The question still waiting for an answer, if any. */
+  get openQuestion() {
+    return this.questions.find((card) => card.isOpen) ?? null;
+  }
+
+  closeQuestions(label) {
+    for (const card of this.questions) card.settle(label);
+  }
+
+  note(className, text, role) {
+    this.breakSegments();
+    this.body.append(h("p", { class: className, testid: className, text, role }));
+  }
+}
+
+/** A person's message in the transcript (plain text: people do not write Markdown here). */
+export function userMessage(text) {
+  return h(
+    "article",
+    { class: "turn turn-user", testid: "user-message", attrs: { "aria-label": "You" } },
+    h("p", { class: "user-text", text }),
+  );
+}
