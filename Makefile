@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install system run test lint typecheck bench
+.PHONY: install system test-system run test lint typecheck bench
 
 # Reinstall only when the project's dependencies change; pip's wheel cache keeps
 # reinstalls fast.
@@ -22,8 +22,12 @@ install: system $(STAMP)
 system:
 	scripts/system-deps.sh
 
+# The tests also need Chromium for the web chat's browser tests.
+test-system:
+	scripts/system-deps.sh --test
+
 run: install
-	$(VENV)/bin/ducklm chat
+	$(VENV)/bin/ducklm serve
 
 lint: install
 	$(VENV)/bin/ruff check .
@@ -32,7 +36,7 @@ lint: install
 typecheck: install
 	scripts/typecheck.sh
 
-test: lint typecheck
+test: test-system lint typecheck
 	$(PY) -m pytest
 
 bench: install
