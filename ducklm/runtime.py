@@ -11,8 +11,9 @@ The CLI and the server call these same methods.
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +38,8 @@ from ducklm.stores import (
 )
 from ducklm.stores.checkpoints import open_checkpointer
 from ducklm.tools.hitl import DecisionError, HITLRequest, is_password_request, parse_decisions
+
+log = logging.getLogger(__name__)
 
 
 class NotWaitingError(LookupError):
@@ -65,6 +68,7 @@ class DuckLM:
     def __init__(self, deps: Dependencies, graph: DuckGraph) -> None:
         self._deps = deps
         self.graph = graph
+        self._prefetches: set[asyncio.Task[Any]] = set()
 
     @classmethod
     @asynccontextmanager
@@ -303,9 +307,21 @@ class DuckLM:
         memory: bool,
     ) -> AsyncIterator[Event]:
         assert task.message is not None  # a new task always has its message
+        self._prefetch_embedding(task.message)
         await self._deps.conversations.touch(thread_id, task.message, workspace)
         async for item in self._stream(graph_input, thread_id, task, critic, memory):
             yield item
+
+    def _prefetch_embedding(self, message: str) -> None:
+        # Skill selection and recall both embed the request before the first model call;
+        # starting now overlaps the encode with the database writes and the graph's
+        # start, and the embedder's query cache hands the vector to both.
+        memory = self._deps.context.memory
+        if memory is None or not message.strip():
+            return
+        prefetch = asyncio.create_task(memory.embedder.embed([message]))
+        self._prefetches.add(prefetch)
+        prefetch.add_done_callback(_forget_prefetch(self._prefetches))
 
     async def _task_of(self, thread_id: str) -> TaskRef:
         # Threads from before tasks existed have none: their continuation starts one.
@@ -331,6 +347,16 @@ class DuckLM:
             stores=RunStores(self._deps.runs, self._deps.audit, self._deps.tasks),
         ):
             yield item
+
+
+def _forget_prefetch(tasks: set[asyncio.Task[Any]]) -> Callable[[asyncio.Task[Any]], None]:
+    def done(task: asyncio.Task[Any]) -> None:
+        tasks.discard(task)
+        # A failed prefetch is not an error: the nodes embed again and handle it there.
+        if not task.cancelled() and task.exception() is not None:
+            log.debug("embedding prefetch failed", exc_info=task.exception())
+
+    return done
 
 
 def new_thread_id() -> str:

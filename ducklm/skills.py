@@ -9,6 +9,7 @@ whose meaning is close enough; they are rendered into a token budget for the pro
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Awaitable, Callable, Sequence
@@ -197,9 +198,11 @@ def trigger_hits(skill: Skill, task: str) -> int:
     return sum(1 for trigger in skill.triggers if _trigger_pattern(trigger).search(task))
 
 
+@functools.cache
 def _trigger_pattern(trigger: str) -> re.Pattern[str]:
     # Whole words only ("test" does not fire on "latest"); any whitespace between the
-    # words of a phrase. `re` caches compiled patterns, so this is cheap to repeat.
+    # words of a phrase. Cached here: building the pattern text for every trigger of
+    # every skill cost about 1 ms a turn, even with `re`'s own cache.
     words = (re.escape(word) for word in trigger.split())
     return re.compile(r"(?<!\w)" + r"\s+".join(words) + r"(?!\w)", re.IGNORECASE)
 

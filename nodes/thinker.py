@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import AIMessage, AIMessageChunk, AnyMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from ducklm.context import DuckContext
@@ -27,18 +27,18 @@ async def write_answer(state: DuckState, runtime: Runtime[DuckContext]) -> dict[
     notes = _notes(state, last)
     if notes:
         system += NOTES_HEADER + notes
-    reply: AIMessageChunk | None = None
+    parts: list[str] = []  # the answer is text only: no chunk merging needed
     try:
         messages = await role_messages(state, ctx, system)
         async for chunk in ctx.models.chat("thinker").astream(messages):
-            reply = chunk if reply is None else reply + chunk
             if chunk.text:
+                parts.append(chunk.text)
                 emit(runtime, "token", text=chunk.text)
     except Exception as exc:
-        if reply is not None and reply.text:
+        if parts:
             raise PartialAnswerError from exc
         raise
-    answer = (reply.text if reply is not None else "").strip() or EMPTY_ANSWER
+    answer = "".join(parts).strip() or EMPTY_ANSWER
     return {"messages": [AIMessage(content=answer)], "final": answer}
 
 

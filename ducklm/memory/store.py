@@ -160,6 +160,8 @@ class MemoryStore:
         Never raises for Qdrant or embedding trouble: the result is then keyword-only,
         with `degraded=True` and a `warning` for people.
         """
+        if not self._seen:  # nothing stored: no query embedding before the first token
+            return SearchResult([], degraded=self._stale is not None, warning=self._stale)
         view = View(workspace, conversation_id)
         keyword = dict(self._keywords.search(query, lambda i: self._sees(view, i), CANDIDATES))
         warning = self._stale
