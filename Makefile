@@ -43,3 +43,4 @@ bench: install
 	$(PY) scripts/bench/turn_overhead.py
 	$(PY) scripts/bench/checkpoint_growth.py
 	$(PY) scripts/bench/memory_recall.py
+	$(PY) scripts/bench/server_latency.py

@@ -28,11 +28,13 @@ from tests.support.scripted_llm import Reply, ScriptedLLM, call, reply  # noqa: 
 __all__ = [
     "Reply",
     "ScriptedLLM",
+    "at_least",
     "call",
     "duck_settings",
     "header",
     "median_ms",
     "p90_ms",
+    "percentile_ms",
     "reply",
     "table",
     "verdict",
@@ -48,6 +50,13 @@ def p90_ms(seconds: Sequence[float]) -> float:
     """90th percentile (nearest rank) of durations in seconds, in milliseconds."""
     ordered = sorted(seconds)
     rank = max(1, math.ceil(0.9 * len(ordered)))
+    return ordered[rank - 1] * 1000
+
+
+def percentile_ms(seconds: Sequence[float], share: float) -> float:
+    """Nearest-rank percentile (`share` in 0..1, e.g. 0.95) of durations in seconds, in ms."""
+    ordered = sorted(seconds)
+    rank = max(1, math.ceil(share * len(ordered)))
     return ordered[rank - 1] * 1000
 
 
@@ -83,6 +92,12 @@ def verdict(name: str, value: float, limit: float, unit: str = "") -> None:
     """One target line: PASS when `value <= limit`, MISS otherwise."""
     mark = "PASS" if value <= limit else "MISS"
     print(f"{mark}  {name}: {value:.2f}{unit} (target <= {limit:g}{unit})")
+
+
+def at_least(name: str, value: float, floor: float, unit: str = "") -> None:
+    """One target line for a floor: PASS when `value >= floor`, MISS otherwise."""
+    mark = "PASS" if value >= floor else "MISS"
+    print(f"{mark}  {name}: {value:.2f}{unit} (target >= {floor:g}{unit})")
 
 
 @contextmanager
