@@ -8,7 +8,8 @@ tree="$root/build/typecheck"
 rm -rf "$tree" && mkdir -p "$tree"
 cp -rs "$root/ducklm" "$tree/ducklm"
 for pkg in graph nodes tools server config prompts; do
-  ln -s "$root/$pkg" "$tree/ducklm/$pkg"
+  # -n: if a concurrent run already made the link, replace it; never link inside it.
+  ln -sfn "$root/$pkg" "$tree/ducklm/$pkg"
 done
 cd "$tree"
 exec "${MYPY:-$root/.venv/bin/mypy}" --config-file "$root/pyproject.toml" -p ducklm "$@"

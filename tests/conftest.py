@@ -13,6 +13,7 @@ from blockbuster import BlockBuster, blockbuster_ctx
 from ducklm.runtime import DuckLM
 from ducklm.settings import Settings, load_settings
 from ducklm.skills import default_skills_dir
+from tests.support.fake_sudo import install_fake_sudo
 from tests.support.scripted_llm import ScriptedLLM
 from tests.support.server import Served, serve
 
@@ -84,3 +85,9 @@ async def served(server_settings: Settings) -> AsyncIterator[Served]:
     """DuckLM's real server over real HTTP on the scripted model, with the test token."""
     async with serve(server_settings) as running:
         yield running
+
+
+@pytest.fixture
+def fake_sudo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The fake `sudo` of tests/support/fake_sudo.py, first on PATH; returns its log."""
+    return install_fake_sudo(tmp_path, monkeypatch)

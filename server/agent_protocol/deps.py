@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from fastapi import Depends, HTTPException, Request
 
-from ducklm.runtime import DuckLM
 from ducklm.server.agent_protocol.store import ThreadRecord, ThreadStore
+from ducklm.server.deps import Duck, Hub
 
 if TYPE_CHECKING:
     from ducklm.server.agent_protocol.execution import ActiveRuns
@@ -41,22 +41,10 @@ class ThreadClaims(Protocol):
         ...
 
 
-def get_duck(request: Request) -> DuckLM:
-    """The open runtime the app's lifespan put in `app.state.duck`."""
-    duck: DuckLM = request.app.state.duck
-    return duck
-
-
 def get_door(request: Request) -> Door:
     """The door's state, put in `app.state.agent_protocol` by its lifespan."""
     door: Door = request.app.state.agent_protocol
     return door
-
-
-def get_hub(request: Request) -> ThreadClaims:
-    """The server's task hub: one run at a time per thread, whichever door starts it."""
-    hub: ThreadClaims = request.app.state.hub
-    return hub
 
 
 async def get_thread(thread_id: str, door: Annotated[Door, Depends(get_door)]) -> ThreadRecord:
@@ -67,7 +55,7 @@ async def get_thread(thread_id: str, door: Annotated[Door, Depends(get_door)]) -
     return record
 
 
-DuckDep = Annotated[DuckLM, Depends(get_duck)]
+DuckDep = Duck
 DoorDep = Annotated[Door, Depends(get_door)]
-HubDep = Annotated[ThreadClaims, Depends(get_hub)]
+HubDep = Hub
 ThreadDep = Annotated[ThreadRecord, Depends(get_thread)]

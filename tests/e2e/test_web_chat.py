@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +15,13 @@ import pytest
 from playwright.async_api import Locator, Page, expect
 
 from ducklm.settings import Settings
+from tests.support.fake_sudo import PASSWORD
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 from tests.support.server import Served
 
 pytestmark = pytest.mark.slow
 
 PHONE = {"width": 390, "height": 844}
-PASSWORD = "hunter2-mallard-7f3a"
 
 
 def shell(command: str) -> Any:
@@ -330,30 +329,6 @@ async def test_the_approvals_page_answers_waiting_questions(
     await expect(turn.get_by_test_id("answer-text")).to_have_text("Left it, as you asked.")
     await expect(page.get_by_test_id("send-button")).to_be_enabled()
     assert await exists(target)
-
-
-@pytest.fixture
-def fake_sudo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A `sudo` first on PATH that checks the password from stdin, then runs the command.
-
-    The same stand-in as tests/integration/test_sudo_and_crash.py: the machine has no
-    sudo, and the server runs in this process, so PATH reaches it.
-    """
-    bin_dir = tmp_path / "fake-bin"
-    bin_dir.mkdir()
-    log = tmp_path / "sudo.log"
-    script = bin_dir / "sudo"
-    script.write_text(
-        "#!/bin/sh\n"
-        "IFS= read -r pw\n"
-        f'if [ "$pw" = "{PASSWORD}" ]; then echo match >> {log}; else echo mismatch >> {log};'
-        " echo 'sudo: wrong password' >&2; exit 1; fi\n"
-        'while [ "$1" = "-S" ] || [ "$1" = "-p" ]; do [ "$1" = "-p" ] && shift; shift; done\n'
-        'exec "$@"\n'
-    )
-    script.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    return log
 
 
 async def test_sudo_password_form(page: Page, llm: ScriptedLLM, fake_sudo: Path) -> None:

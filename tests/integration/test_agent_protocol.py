@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from langgraph_sdk.schema import StreamPart, StreamPartV2
 
 from ducklm.server.agent_protocol.assistants import ASSISTANT_ID
 from ducklm.settings import Settings
+from tests.support.fake_sudo import PASSWORD
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 from tests.support.server import Served
 
@@ -35,7 +35,6 @@ RUN_TIMEOUT_S = 30
 QUIET = {"critic": False, "memory": False}
 ANSWER = "Hello there, duck."
 OVERWRITE = call("file_write", path="a.txt", content="new", overwrite=True)
-PASSWORD = "hunter2-mallard-7f3a"
 
 
 def prompt(text: str = "hi") -> dict[str, Any]:
@@ -459,26 +458,6 @@ async def test_a_failed_run_is_an_error_event_without_exception_text(
     )
     assert isinstance(waited, dict)
     assert waited["__error__"]["message"] == error["message"]
-
-
-@pytest.fixture
-def fake_sudo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A `sudo` first on PATH that only records whether stdin held the password."""
-    bin_dir = tmp_path / "fake-bin"
-    bin_dir.mkdir()
-    log = tmp_path / "sudo.log"
-    script = bin_dir / "sudo"
-    script.write_text(
-        "#!/bin/sh\n"
-        "IFS= read -r pw\n"
-        f'if [ "$pw" = "{PASSWORD}" ]; then echo match >> {log}; else echo mismatch >> {log};'
-        " exit 1; fi\n"
-        'while [ "$1" = "-S" ] || [ "$1" = "-p" ]; do [ "$1" = "-p" ] && shift; shift; done\n'
-        'exec "$@"\n'
-    )
-    script.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    return log
 
 
 async def test_a_sudo_question_takes_the_password(

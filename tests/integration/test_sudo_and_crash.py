@@ -13,33 +13,8 @@ from langgraph.types import Command
 from ducklm.runtime import DuckLM, NotWaitingError
 from ducklm.settings import Settings
 from tests.support.cli import cli_env, run_cli
+from tests.support.fake_sudo import PASSWORD
 from tests.support.scripted_llm import ScriptedLLM, call, reply
-
-PASSWORD = "hunter2-mallard-7f3a"
-
-
-@pytest.fixture
-def fake_sudo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A `sudo` first on PATH that checks the password from stdin, then runs the command.
-
-    The machine has no sudo (and tests run as root); this one proves the password
-    arrived on stdin and nowhere else. It records only whether the password matched.
-    """
-    bin_dir = tmp_path / "fake-bin"
-    bin_dir.mkdir()
-    log = tmp_path / "sudo.log"
-    script = bin_dir / "sudo"
-    script.write_text(
-        "#!/bin/sh\n"
-        "IFS= read -r pw\n"
-        f'if [ "$pw" = "{PASSWORD}" ]; then echo match >> {log}; else echo mismatch >> {log};'
-        " echo 'sudo: wrong password' >&2; exit 1; fi\n"
-        'while [ "$1" = "-S" ] || [ "$1" = "-p" ]; do [ "$1" = "-p" ] && shift; shift; done\n'
-        'exec "$@"\n'
-    )
-    script.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    return log
 
 
 async def _files_containing(root: Path, needle: bytes) -> list[Path]:
