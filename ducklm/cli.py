@@ -15,8 +15,10 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 from ducklm.cli_learning import add_learning_commands
+from ducklm.cli_llama import add_llama_commands
+from ducklm.cli_ops import add_ops_commands
 from ducklm.cli_server import add_server_commands
-from ducklm.console import ConsolePrinter
+from ducklm.console import ConsolePrinter, print_run
 from ducklm.context import NO_SANDBOX
 from ducklm.doctor import run_checks
 from ducklm.events import Event
@@ -115,19 +117,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_flags(password)
     password.set_defaults(command_fn=cmd_password)
 
-    doctor = sub.add_parser("doctor", help="check the sandbox, the model server and the data dir")
+    doctor = sub.add_parser(
+        "doctor",
+        help="check the sandbox, model servers, each role's model, the embedding model, "
+        "Qdrant and the data dir, and say what to do about each problem",
+    )
     doctor.add_argument("--json", action="store_true")
     doctor.set_defaults(command_fn=cmd_doctor)
-
-    history = sub.add_parser("history", help="show the messages of a thread")
-    history.add_argument("thread")
-    history.add_argument("--json", action="store_true", help="one JSON object per line")
-    history.set_defaults(command_fn=cmd_history)
-
-    events = sub.add_parser("events", help="show the audited events of a thread")
-    events.add_argument("thread")
-    events.add_argument("--json", action="store_true", help="one JSON object per line")
-    events.set_defaults(command_fn=cmd_events)
 
     approvals = sub.add_parser("approvals", help="list or revoke allow-forever rules")
     approvals_sub = approvals.add_subparsers(dest="approvals_command", required=True)
@@ -138,7 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
     revoke.add_argument("rule_id", type=int)
     revoke.set_defaults(command_fn=cmd_approvals_revoke)
     add_learning_commands(sub)
+    add_ops_commands(sub)
     add_server_commands(sub)
+    add_llama_commands(sub)
     return parser
 
 
@@ -195,26 +193,6 @@ async def cmd_doctor(duck: DuckLM, args: argparse.Namespace) -> int:
     return 0 if all(c.ok for c in checks) else 1
 
 
-async def cmd_history(duck: DuckLM, args: argparse.Namespace) -> int:
-    """`ducklm history`."""
-    for message in await duck.messages(args.thread):
-        if args.json:
-            print(json.dumps(message.model_dump(mode="json"), ensure_ascii=False))
-        else:
-            print(f"{message.type}: {message.text}")
-    return 0
-
-
-async def cmd_events(duck: DuckLM, args: argparse.Namespace) -> int:
-    """`ducklm events`."""
-    for record in await duck.events(args.thread):
-        if args.json:
-            print(json.dumps({**record.data, "seq": record.seq}, default=str, ensure_ascii=False))
-        else:
-            print(f"{record.seq:>5} {record.type:<20} run {record.run_id}")
-    return 0
-
-
 async def cmd_approvals_list(duck: DuckLM, args: argparse.Namespace) -> int:
     """`ducklm approvals list`."""
     for rule in await duck.approval_rules():
@@ -249,12 +227,7 @@ def _decision(kind: str, raw_args: str | None, message: str | None) -> dict[str,
 
 
 async def _print_run(stream: AsyncIterator[Event], printer: ConsolePrinter) -> int:
-    status = "failed"
-    async for item in stream:
-        printer.show(item)
-        if item["type"] == "done":
-            status = item["status"]
-    return EXIT_CODES[status]
+    return await print_run(stream, printer)
 
 
 async def _interactive(duck: DuckLM, thread_id: str, flags: dict[str, Any], as_json: bool) -> int:

@@ -12,6 +12,8 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from ducklm.cli_llama import say
+from ducklm.local_model import local_server_for
 from ducklm.settings import Settings
 
 Standalone = Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]
@@ -36,9 +38,6 @@ def add_server_commands(sub: Any) -> None:
 
 async def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm serve`."""
-    import uvicorn  # noqa: PLC0415  only the server needs it
-
-    from ducklm.server import create_app  # noqa: PLC0415
     from ducklm.server.security import is_loopback  # noqa: PLC0415
 
     if not is_loopback(args.host) and not settings.api_token:
@@ -49,6 +48,16 @@ async def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
+    # No model server answering and the local extra installed: run the local one meanwhile.
+    async with local_server_for(settings, say) as served:
+        return await _serve(served, args)
+
+
+async def _serve(settings: Settings, args: argparse.Namespace) -> int:
+    import uvicorn  # noqa: PLC0415  only the server needs it
+
+    from ducklm.server import create_app  # noqa: PLC0415
+
     app = await asyncio.to_thread(create_app, settings)  # it checks the ui folder on disk
     server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port))
     serving = asyncio.create_task(server.serve())

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import AsyncIterator
 from typing import Any
 
 from ducklm.events import Event
+
+EXIT_CODES = {"completed": 0, "interrupted": 3, "failed": 1}
 
 DECISION_HINT = "ducklm resume {thread} --decision approve|reject|allow_forever|edit"
 PASSWORD_HINT = "ducklm password {thread}   (or --cancel)"
@@ -86,6 +89,16 @@ class ConsolePrinter:
             sys.stdout.flush()
             self._mid_line = False
         print(text, file=sys.stderr, flush=True)
+
+
+async def print_run(stream: AsyncIterator[Event], printer: ConsolePrinter) -> int:
+    """Show a run's events as they come; the exit code its end calls for."""
+    status = "failed"
+    async for item in stream:
+        printer.show(item)
+        if item["type"] == "done":
+            status = item["status"]
+    return EXIT_CODES.get(status, EXIT_CODES["failed"])
 
 
 def _args(args: dict[str, Any]) -> str:

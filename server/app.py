@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
 
+from ducklm.prune import auto_prune
 from ducklm.runtime import DuckLM
 from ducklm.server import errors
 from ducklm.server.agent_protocol import agent_protocol_router
@@ -28,10 +30,13 @@ def create_app(settings: Settings) -> FastAPI:
         async with DuckLM.open(settings) as duck:
             app.state.duck = duck
             app.state.hub = hub = TaskHub(duck)
+            # Old checkpoints go in the background: the server answers meanwhile.
+            pruning = asyncio.create_task(auto_prune(settings), name="ducklm-prune")
             try:
                 yield
             finally:
                 await hub.close()
+                await pruning
 
     app = FastAPI(
         title="DuckLM",

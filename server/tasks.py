@@ -177,6 +177,23 @@ class TaskHub:
         events = self._duck.resume(task.thread_id, decisions, critic=critic, memory=memory)
         return self._launch(task_id, task.thread_id, events)
 
+    async def continue_task(self, task_id: str) -> LiveTask:
+        """Go on with a task whose run stopped without a question (its process died).
+
+        Raises:
+            TaskNotFound: No such task.
+            ThreadBusy: Its thread is running.
+            NotWaitingError: It did not stop mid-run: it ended, or waits for an answer.
+        """
+        task = await self._waiting(task_id)
+        self._take(task.thread_id)
+        try:
+            await self._duck.check_unfinished(task.thread_id)
+        except BaseException:
+            self._busy.discard(task.thread_id)
+            raise
+        return self._launch(task_id, task.thread_id, self._duck.continue_run(task.thread_id))
+
     async def password(self, task_id: str, password: str | None) -> LiveTask:
         """Give (or, with `None`, refuse) the sudo password `task_id` waits for.
 

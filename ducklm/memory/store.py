@@ -244,6 +244,14 @@ class MemoryStore:
             limit=limit,
         )
 
+    @property
+    def vectors_problem(self) -> str | None:
+        """Why Qdrant could not be opened, or `None` when it opened.
+
+        E.g. another process holds the embedded Qdrant folder's lock.
+        """
+        return self._vectors.problem
+
     async def load(self) -> None:
         """Load the keyword index and check the vector index against SQLite."""
         records = await self._list_all()

@@ -18,7 +18,8 @@ CREATE TABLE IF NOT EXISTS runs (
     finished_at REAL,
     answer      TEXT,
     error       TEXT,
-    task_id     TEXT
+    task_id     TEXT,
+    owner       TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_by_thread ON runs (thread_id, started_at);
 
@@ -142,4 +143,7 @@ async def _migrate(conn: aiosqlite.Connection) -> None:
     if "task_id" not in columns:  # runs before tasks existed: each is its own task
         await conn.execute("ALTER TABLE runs ADD COLUMN task_id TEXT")
         await conn.execute("UPDATE runs SET task_id = run_id")
+    if "owner" not in columns:  # runs before recovery existed: no owner process recorded
+        await conn.execute("ALTER TABLE runs ADD COLUMN owner TEXT")
     await conn.execute("CREATE INDEX IF NOT EXISTS runs_by_task ON runs (task_id)")
+    await conn.execute("CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status)")

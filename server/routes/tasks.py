@@ -1,4 +1,4 @@
-"""Tasks: list, show, follow, continue with decisions or a password, cancel."""
+"""Tasks: list, show, follow, continue with decisions or a password, resume, cancel."""
 
 from __future__ import annotations
 
@@ -74,6 +74,12 @@ async def continue_task(task_id: str, body: ContinueRequest, hub: Hub) -> EventS
         memory=body.memory,
     )
     return event_stream(live)
+
+
+@router.post("/{task_id}/resume/stream", response_class=EventSourceResponse)
+async def resume_task(task_id: str, hub: Hub) -> EventSourceResponse:
+    """Go on with a task interrupted by a restart (its process died mid-run); stream it."""
+    return event_stream(await hub.continue_task(task_id))
 
 
 @router.post("/{task_id}/password/stream", response_class=EventSourceResponse)

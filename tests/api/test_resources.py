@@ -95,4 +95,4 @@ async def test_health_says_what_is_missing_when_the_model_server_is_down(
     assert health["status"] == "degraded"
     (server,) = health["checks"]["model_servers"]
     assert server["ok"] is False
-    assert "start llama-server" in server["fix"]
+    assert "ducklm llama start" in server["fix"]

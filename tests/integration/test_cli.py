@@ -155,7 +155,7 @@ async def test_doctor_says_what_to_do_when_the_model_server_is_down(
     result = await run_cli("doctor", env=env, cwd=tmp_path)
     assert result.code == 1
     assert f"[FAIL] model server {url}: not reachable" in result.stdout
-    assert "fix: start llama-server" in result.stdout
+    assert "fix: run `ducklm llama start`" in result.stdout
 
 
 async def test_memory_and_skills_commands(

@@ -40,6 +40,21 @@ def cli_env(settings: Settings) -> dict[str, str]:
     return env
 
 
+async def start_cli(*args: str, env: dict[str, str], cwd: Path) -> asyncio.subprocess.Process:
+    """Start `python -m ducklm.cli ARGS` and return the process (to kill it mid-run)."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "ducklm.cli",
+        *args,
+        env=env,
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+
+
 async def run_cli(
     *args: str, env: dict[str, str], cwd: Path, stdin: str | None = None, limit_s: float = 60
 ) -> CliResult:

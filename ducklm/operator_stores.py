@@ -1,0 +1,67 @@
+"""DuckLM's tables without the models: what operator commands open.
+
+`ducklm threads`, `events` and `history` must work beside a running server or chat, so
+they open only the SQLite files: no embedding model to load, no embedded Qdrant lock to
+take. Startup recovery runs here too, so what they show is the truth.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from ducklm.graph.builder import DuckGraph, build_graph
+from ducklm.owner import ProcessOwner
+from ducklm.recovery import recover_dead_runs
+from ducklm.settings import Settings
+from ducklm.stores import AuditLog, Conversations, Runs, Tasks, open_database
+from ducklm.stores.checkpoints import open_checkpointer
+
+SLOW_S = 1.0
+
+
+@dataclass(frozen=True)
+class OperatorStores:
+    """The tables an operator command reads."""
+
+    conversations: Conversations
+    tasks: Tasks
+    runs: Runs
+    audit: AuditLog
+
+
+@asynccontextmanager
+async def open_operator_stores(settings: Settings) -> AsyncIterator[OperatorStores]:
+    """DuckLM's own tables, after marking runs whose process died."""
+    await asyncio.to_thread(settings.data_dir.mkdir, parents=True, exist_ok=True)
+    owner = await asyncio.to_thread(ProcessOwner.current)
+    async with open_database(settings.duck_db) as db:
+        stores = OperatorStores(Conversations(db), Tasks(db), Runs(db, owner=owner), AuditLog(db))
+        await recover_dead_runs(stores.runs, stores.tasks, stores.audit)
+        yield stores
+
+
+@asynccontextmanager
+async def open_history(settings: Settings) -> AsyncIterator[DuckGraph]:
+    """The graph on its checkpointer, for reading states (it runs no node)."""
+    await asyncio.to_thread(settings.data_dir.mkdir, parents=True, exist_ok=True)
+    async with open_checkpointer(settings.checkpoint_db) as saver:
+        yield build_graph().compile(checkpointer=saver, name="ducklm")
+
+
+@asynccontextmanager
+async def notice_if_slow(text: str) -> AsyncIterator[None]:
+    """Print `text` on stderr when the block takes longer than a second."""
+
+    async def later() -> None:
+        await asyncio.sleep(SLOW_S)
+        print(text, file=sys.stderr, flush=True)
+
+    notice = asyncio.create_task(later())
+    try:
+        yield
+    finally:
+        notice.cancel()

@@ -1,0 +1,46 @@
+"""Startup recovery in process: a dead owner's run is marked, a live process's is not."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from ducklm.operator_stores import open_operator_stores
+from ducklm.owner import ProcessOwner
+from ducklm.recovery import INTERRUPTED_BY_RESTART
+from ducklm.runtime import DuckLM
+from ducklm.settings import Settings
+from ducklm.stores import Runs, Tasks
+
+
+async def _dead_owner() -> ProcessOwner:
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", "pass")
+    await proc.wait()
+    me = await asyncio.to_thread(ProcessOwner.current)
+    return ProcessOwner(me.host, me.boot_id, proc.pid, 1)
+
+
+async def _start(duck: DuckLM, owner: ProcessOwner, run_id: str) -> None:
+    runs = Runs(duck.database, owner=owner)
+    await runs.start(run_id, f"thread-{run_id}", f"task-{run_id}", commit=False)
+    await Tasks(duck.database).start(f"task-{run_id}", f"thread-{run_id}", "hello")
+    await duck.database.conn.commit()
+
+
+async def test_only_runs_of_dead_processes_are_marked(settings: Settings) -> None:
+    async with DuckLM.open(settings) as live:
+        me = await asyncio.to_thread(ProcessOwner.current)
+        await _start(live, me, "alive")
+        await _start(live, await _dead_owner(), "dead")
+        # What a second process opens at start (one DuckLM per process: Qdrant's lock).
+        async with open_operator_stores(settings):
+            pass
+        alive = await live.task("task-alive")
+        dead = await live.task("task-dead")
+        assert alive is not None and alive.status == "running"
+        assert dead is not None
+        assert (dead.status, dead.error) == ("interrupted", INTERRUPTED_BY_RESTART)
+        (run,) = await live.runs("thread-dead")
+        assert run.status == "interrupted"
+        events = await live.events("thread-dead")
+        assert [e.data.get("reason") for e in events] == [INTERRUPTED_BY_RESTART]
