@@ -60,7 +60,7 @@ from _common import (
 )
 
 from tests.support import scripted_llm
-from tests.support.langgraph_dev import langgraph_dev, server_env, stop, tail, write_config
+from tests.support.langgraph_dev import langgraph_dev, spawn_logged, stop, tail, write_config
 
 WARMUP = 3
 REPS = 30
@@ -341,16 +341,7 @@ def ducklm_serve(folder: Path, env: dict[str, str]) -> Iterator[tuple[str, Path]
     """`ducklm serve --port 0` run in `folder` (no `.env` there); yields its URL and log."""
     log_path = folder / "ducklm-serve.log"
     command = [str(Path(sys.executable).with_name("ducklm")), "serve", "--port", "0"]
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            command,
-            cwd=folder,
-            env=server_env(env),
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    process = spawn_logged(command, folder, env, log_path)
     try:
         yield wait_for_serve(process, log_path), log_path
     finally:

@@ -172,16 +172,7 @@ def langgraph_dev(
         "--no-browser",
         "--no-reload",
     ]
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            command,
-            cwd=folder,
-            env=server_env(env),
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    process = spawn_logged(command, folder, env, log_path)
     try:
         url = _wait_until_ready(process, log_path, startup_timeout_s)
         yield LangGraphDev(url=url, log_path=log_path, process=process)
@@ -235,3 +226,19 @@ def tail(path: Path, lines: int = 80) -> str:
     except FileNotFoundError:
         return f"(no log at {path})"
     return "\n".join(text.splitlines()[-lines:])
+
+
+def spawn_logged(
+    command: list[str], folder: Path, env: dict[str, str], log_path: Path
+) -> subprocess.Popen[bytes]:
+    """Start a server process in its own session, output to `log_path`, no stdin."""
+    with log_path.open("wb") as log:
+        return subprocess.Popen(
+            command,
+            cwd=folder,
+            env=server_env(env),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
