@@ -8,6 +8,7 @@ LangGraph Studio can each hand the graph their own.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 from collections.abc import AsyncIterator
@@ -165,6 +166,7 @@ async def open_dependencies(
         log.warning(NO_SANDBOX)
     base_url = static.models.config("thinker").base_url
     async with (
+        contextlib.aclosing(static.models),
         open_database(settings.duck_db) as db,
         open_memory(settings, db) as memory,
         _open_tokens(base_url) as tokens,

@@ -12,12 +12,16 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import httpx
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_openai import ChatOpenAI
 from langgraph.constants import TAG_NOSTREAM
 
 from ducklm.roles import RoleConfig, RoleName
+
+# Enough connections for concurrent conversations (the server runs many at once).
+HTTP_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20)
 
 # Roles whose text people read as it streams: the answer (action, thinker) and code.
 SPEAKING_ROLES: frozenset[RoleName] = frozenset({"action", "thinker", "coder"})
@@ -26,15 +30,33 @@ SPEAKING_ROLES: frozenset[RoleName] = frozenset({"action", "thinker", "coder"})
 class ModelRoles:
     """The resolved role configs and one chat client per role."""
 
-    def __init__(self, configs: Mapping[RoleName, RoleConfig], clients: Mapping[RoleName, Any]):
+    def __init__(
+        self,
+        configs: Mapping[RoleName, RoleConfig],
+        clients: Mapping[RoleName, Any],
+        http: httpx.AsyncClient | None = None,
+    ):
         self._configs = dict(configs)
         self._clients = dict(clients)
+        self._http = http
         self._with_tools: dict[tuple[RoleName, tuple[str, ...]], Runnable[Any, Any]] = {}
 
     @classmethod
     def build(cls, configs: Mapping[RoleName, RoleConfig]) -> ModelRoles:
-        """Create a client for every role. Blocking: call through `asyncio.to_thread`."""
-        return cls(configs, {name: make_chat_model(cfg) for name, cfg in configs.items()})
+        """Create a client for every role. Blocking: call through `asyncio.to_thread`.
+
+        The roles share one HTTP connection pool that this object owns (`aclose`):
+        langchain-openai's default pool is process-wide and cached by URL, so it would
+        outlive the event loop its connections belong to.
+        """
+        http = httpx.AsyncClient(limits=HTTP_LIMITS, timeout=None)
+        clients = {name: make_chat_model(cfg, http) for name, cfg in configs.items()}
+        return cls(configs, clients, http)
+
+    async def aclose(self) -> None:
+        """Close the roles' HTTP connections."""
+        if self._http is not None:
+            await self._http.aclose()
 
     def config(self, role: RoleName) -> RoleConfig:
         """The resolved settings of `role`."""
@@ -91,9 +113,10 @@ def schema_instructions(schema: dict[str, Any]) -> str:
     )
 
 
-def make_chat_model(cfg: RoleConfig) -> ChatOpenAI:
+def make_chat_model(cfg: RoleConfig, http: httpx.AsyncClient | None = None) -> ChatOpenAI:
     """A `ChatOpenAI` for one role. Blocking (SSL context): keep it off the event loop."""
     return ChatOpenAI(
+        http_async_client=http,
         # Roles whose text is not the answer stay out of LangGraph's `messages` stream
         # mode, so Agent Protocol clients (agent-chat-ui) do not show it as a reply.
         tags=[] if cfg.name in SPEAKING_ROLES else [TAG_NOSTREAM],
