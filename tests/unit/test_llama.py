@@ -177,15 +177,11 @@ def test_local_models_file_fits_llama_cpp_python() -> None:
     assert {roles[name].structured_output for name in ROLE_NAMES} == {"json_object_schema"}
     assert roles["action"].tool_mode == "json"
     assert roles["thinker"].base_url == "http://127.0.0.1:9/v1"
-    # A tiny model under a JSON grammar can stall: a short timeout turns that into a
-    # retry or a clear failure.
-    assert {roles[name].timeout_s for name in ROLE_NAMES} == {45.0}
     default = load_roles(None)
     for name in ROLE_NAMES:  # the same roles otherwise: only the server-specific fields differ
         mine, theirs = roles[name], default[name]
-        skip = {"structured_output", "tool_mode", "base_url", "timeout_s", "max_output_tokens"}
+        skip = {"structured_output", "tool_mode", "base_url"}
         assert mine.model_dump(exclude=skip) == theirs.model_dump(exclude=skip)
-        assert mine.max_output_tokens <= theirs.max_output_tokens
 
 
 async def test_stop_ends_a_detached_server_and_removes_its_pid_file(tmp_path: Path) -> None:
