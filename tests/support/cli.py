@@ -40,7 +40,9 @@ def cli_env(settings: Settings) -> dict[str, str]:
     return env
 
 
-async def start_cli(*args: str, env: dict[str, str], cwd: Path) -> asyncio.subprocess.Process:
+async def start_cli(
+    *args: str, env: dict[str, str], cwd: Path, stdin: int = asyncio.subprocess.DEVNULL
+) -> asyncio.subprocess.Process:
     """Start `python -m ducklm.cli ARGS` and return the process (to kill it mid-run)."""
     return await asyncio.create_subprocess_exec(
         sys.executable,
@@ -49,7 +51,7 @@ async def start_cli(*args: str, env: dict[str, str], cwd: Path) -> asyncio.subpr
         *args,
         env=env,
         cwd=cwd,
-        stdin=asyncio.subprocess.DEVNULL,
+        stdin=stdin,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -59,17 +61,7 @@ async def run_cli(
     *args: str, env: dict[str, str], cwd: Path, stdin: str | None = None, limit_s: float = 60
 ) -> CliResult:
     """Run `python -m ducklm.cli ARGS` to completion without blocking the event loop."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "ducklm.cli",
-        *args,
-        env=env,
-        cwd=cwd,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    proc = await start_cli(*args, env=env, cwd=cwd, stdin=asyncio.subprocess.PIPE)
     out, err = await asyncio.wait_for(
         proc.communicate(stdin.encode() if stdin is not None else None), limit_s
     )
