@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import httpx
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_openai import ChatOpenAI
@@ -113,9 +114,28 @@ def schema_instructions(schema: dict[str, Any]) -> str:
     )
 
 
+class LocalChatOpenAI(ChatOpenAI):
+    """`ChatOpenAI` that limits the reply with `max_tokens`, the field local servers read.
+
+    langchain-openai renames `max_tokens` to OpenAI's newer `max_completion_tokens`, which
+    llama-cpp-python's server ignores: a role then generates until the context is full.
+    Measured with the bundled SmolLM2 under a JSON grammar: about a third of the turns
+    ran a JSON role for minutes, past its 120 s timeout. llama-server, llama-cpp-python,
+    vLLM and Ollama all read `max_tokens`, and OpenAI still takes it for chat models.
+    """
+
+    def _get_request_payload(
+        self, input_: LanguageModelInput, *, stop: list[str] | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        payload: dict[str, Any] = super()._get_request_payload(input_, stop=stop, **kwargs)
+        if "max_completion_tokens" in payload:
+            payload["max_tokens"] = payload.pop("max_completion_tokens")
+        return payload
+
+
 def make_chat_model(cfg: RoleConfig, http: httpx.AsyncClient | None = None) -> ChatOpenAI:
-    """A `ChatOpenAI` for one role. Blocking (SSL context): keep it off the event loop."""
-    return ChatOpenAI(
+    """A chat client for one role. Blocking (SSL context): keep it off the event loop."""
+    return LocalChatOpenAI(
         http_async_client=http,
         # Roles whose text is not the answer stay out of LangGraph's `messages` stream
         # mode, so Agent Protocol clients (agent-chat-ui) do not show it as a reply.

@@ -11,7 +11,7 @@ import pytest
 
 from ducklm.runtime import DuckLM
 from ducklm.settings import Settings
-from tests.support.scripted_llm import ScriptedLLM, reply
+from tests.support.scripted_llm import Reply, ScriptedLLM, reply
 
 MODELS = """
 defaults: {{base_url: {url}, model: scripted, api_key: test}}
@@ -108,3 +108,41 @@ async def test_bad_arguments_are_repaired(duck: DuckLM, llm: ScriptedLLM) -> Non
     result = await duck.run("read it", critic=False, memory=False)
     assert result.status == "completed"
     assert "bad arguments for file_read" in llm.requests[1]["messages"][-1]["content"]
+
+
+LIMITS = """
+defaults: {{base_url: {url}, model: scripted, api_key: test, max_output_tokens: 111,
+            structured_output: json_object_schema}}
+roles:
+  action: {{tool_mode: json, max_output_tokens: 222}}
+  thinker: {{max_output_tokens: 333}}
+"""
+
+
+async def test_every_role_limits_its_reply_with_max_tokens(
+    settings: Settings, llm: ScriptedLLM, tmp_path: Path
+) -> None:
+    # llama-cpp-python's server reads `max_tokens` and ignores `max_completion_tokens`:
+    # a JSON role sent only the latter generated until the context was full.
+    models = tmp_path / "models.yaml"
+    await asyncio.to_thread(models.write_text, LIMITS.format(url=llm.base_url))
+
+    def answer(body: dict[str, object]) -> Reply:
+        fmt = body.get("response_format")
+        schema = fmt.get("schema", {}) if isinstance(fmt, dict) else {}
+        if "reasoning" in schema.get("properties", {}):
+            return reply(_directive())
+        if "score" in schema.get("properties", {}):
+            return reply(json.dumps({"score": 0.9, "summary": "fine"}))
+        if "should_store" in schema.get("properties", {}):
+            return reply(json.dumps({"should_store": False}))
+        return reply("Quack.")
+
+    llm.set_responder(answer)
+    async with DuckLM.open(settings.model_copy(update={"models_config": models})) as duck:
+        result = await duck.run("say quack")
+    assert result.status == "completed"
+    sent = [(r["messages"][0]["content"].split(".")[0], r.get("max_tokens")) for r in llm.requests]
+    limits = {limit for _, limit in sent}
+    assert limits == {111, 222, 333}, sent  # critic and memory policy: 111
+    assert not [r for r in llm.requests if "max_completion_tokens" in r]
