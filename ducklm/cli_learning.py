@@ -42,12 +42,12 @@ def add_learning_commands(sub: Any) -> None:
 
     skills = sub.add_parser("skills", help="list skills and the proposals to change them")
     ssub = skills.add_subparsers(dest="skills_command", required=True)
-    ssub.add_parser("list", help="skills that loaded, and problems").set_defaults(
-        command_fn=cmd_skills_list
-    )
-    ssub.add_parser("proposals", help="patches the critic suggested").set_defaults(
-        command_fn=cmd_skills_proposals
-    )
+    skills_list = ssub.add_parser("list", help="skills that loaded, and problems")
+    skills_list.add_argument("--json", action="store_true", help="one JSON object per line")
+    skills_list.set_defaults(command_fn=cmd_skills_list)
+    proposals = ssub.add_parser("proposals", help="patches the critic suggested")
+    proposals.add_argument("--json", action="store_true", help="one JSON object per line")
+    proposals.set_defaults(command_fn=cmd_skills_proposals)
     apply = ssub.add_parser("apply", help="apply a proposal to its skill")
     apply.add_argument("proposal_id")
     apply.set_defaults(command_fn=cmd_skills_apply)
@@ -125,7 +125,11 @@ async def cmd_memory_reindex(duck: DuckLM, args: argparse.Namespace) -> int:
 async def cmd_skills_list(duck: DuckLM, args: argparse.Namespace) -> int:
     """`ducklm skills list`."""
     for skill in duck.context.skills.skills:
-        print(f"{skill.id:<20} {skill.description}")
+        if args.json:
+            print(skill.model_dump_json())
+        else:
+            print(f"{skill.id:<20} {skill.description}")
+    # Problems go to stderr either way, so a JSON listing stays one skill per line.
     for problem in duck.context.skills.problems:
         print(f"skipped {problem.path}: {problem.message}", file=sys.stderr)
     return 0
@@ -134,7 +138,10 @@ async def cmd_skills_list(duck: DuckLM, args: argparse.Namespace) -> int:
 async def cmd_skills_proposals(duck: DuckLM, args: argparse.Namespace) -> int:
     """`ducklm skills proposals`."""
     for proposal in await asyncio.to_thread(list_proposals, duck.context.skills_dir):
-        print(f"{proposal.id}  skill={proposal.skill_id or '-'}  {proposal.patch}")
+        if args.json:
+            print(proposal.model_dump_json())
+        else:
+            print(f"{proposal.id}  skill={proposal.skill_id or '-'}  {proposal.patch}")
     return 0
 
 

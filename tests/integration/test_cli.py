@@ -10,6 +10,7 @@ import pytest
 
 from ducklm.events import EVENT_TYPES
 from ducklm.settings import Settings
+from ducklm.skill_proposals import NewProposal, write_proposal
 from tests.support.cli import cli_env, run_cli
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 
@@ -185,6 +186,15 @@ async def test_memory_and_skills_commands(
         "summarize_file",
         "tidy_workspace",
     }
+    as_json = await run_cli("skills", "list", "--json", env=env, cwd=tmp_path)
+    described = {s["id"]: s for s in map(json.loads, as_json.stdout.splitlines())}
+    assert described.keys() == {line.split()[0] for line in skills.stdout.splitlines()}
+    assert described["summarize_file"]["procedure"], "the whole skill, not only its name"
+    new = NewProposal("Step 0: ask which file.", "summarize_file", "ask first", "t-1")
+    written = await asyncio.to_thread(write_proposal, skills_dir, new)
+    proposals = await run_cli("skills", "proposals", "--json", env=env, cwd=tmp_path)
+    (listed,) = map(json.loads, proposals.stdout.splitlines())
+    assert listed == written.model_dump(mode="json")
     missing = await run_cli("skills", "apply", "nope", env=env, cwd=tmp_path)
     assert missing.code == 2
     assert "no proposal 'nope'" in missing.stderr
