@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import openai
 from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -120,6 +121,11 @@ class CodeProposal(BaseModel):
 class CoderError(ToolError):
     """The coder could not produce a usable change; the message is for the action role."""
 
+    def __init__(self, message: str, *, attempts: int = 0) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+        """Requests made to the coder role before giving up."""
+
 
 async def propose_change(
     ctx: DuckContext, op: CoderOp, path: str, text: str, *, workspace: Path
@@ -146,16 +152,18 @@ async def propose_change(
         NEW_FILE.format(path=rel) if old is None else CURRENT.format(path=rel, fenced=fenced(old))
     )
     change, attempts = await _ask_change(ctx, ask.system, f"{ask.task}\n\n{shown}", rel)
+    change = _keep_line_endings(old, change)
     error = python_syntax_error(rel, change.content)
     if error is not None:
         broken = fenced(fit_head_tail(change.content, ask.file_room, ask.count, CUT))
         retry = SYNTAX_RETRY.format(path=rel, error=error, fenced=broken)
         try:
             second, more = await _ask_change(ctx, ask.system, f"{ask.task}\n\n{retry}", rel)
-        except CoderError:
-            more = 2  # the broken first version stands: its syntax error is the clearer report
+        except CoderError as exc:
+            more = exc.attempts  # the broken first version stands: the clearer report
         else:
-            change, error = second, python_syntax_error(rel, second.content)
+            change = _keep_line_endings(old, second)
+            error = python_syntax_error(rel, change.content)
         attempts += more
     return CodeProposal(
         op=op,
@@ -274,10 +282,14 @@ async def _ask_change(
     messages = with_system(system, [HumanMessage(f"{request}\n\n{REPLY_FORMAT}")])
     problem = ""
     for attempt in (1, 2):
-        reply = await client.ainvoke(messages)
-        if reply.response_metadata.get("finish_reason") == "length":
+        try:
+            reply = await client.ainvoke(messages)
+        except openai.LengthFinishReasonError:  # json_schema replies are parsed by openai
+            reply = None
+        # A reply cut at the output limit would be cut again: no repair, say why.
+        if reply is None or reply.response_metadata.get("finish_reason") == "length":
             limit = ctx.models.config("coder").max_output_tokens
-            raise CoderError(CUT_OFF.format(path=path, limit=limit))
+            raise CoderError(CUT_OFF.format(path=path, limit=limit), attempts=attempt)
         try:
             change = _parse_change(reply.text)
         except (JSONReplyError, ValidationError) as exc:
@@ -285,7 +297,7 @@ async def _ask_change(
         else:
             return change, attempt
         messages = [*messages, _echo(reply.text), HumanMessage(REPAIR.format(problem=problem))]
-    raise CoderError(GAVE_UP.format(path=path, problem=problem))
+    raise CoderError(GAVE_UP.format(path=path, problem=problem), attempts=2)
 
 
 def _parse_change(text: str) -> CodeChange:
@@ -295,6 +307,13 @@ def _parse_change(text: str) -> CodeChange:
     if content and not content.endswith("\n"):
         content += "\n"
     return change.model_copy(update={"content": content})
+
+
+def _keep_line_endings(old: str | None, change: CodeChange) -> CodeChange:
+    """A CRLF file stays CRLF: models answer with LF, and the diff would show every line."""
+    if old is None or "\r\n" not in old or "\r" in change.content:
+        return change
+    return change.model_copy(update={"content": change.content.replace("\n", "\r\n")})
 
 
 def _echo(text: str) -> AIMessage:
@@ -323,7 +342,8 @@ def _read_current(workspace: Path, path: str) -> tuple[str, str | None]:
             fd = os.open(target.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
         except OSError:  # gone or turned into a symlink after the check
             raise ToolError(MOVED.format(path=rel)) from None
-    with os.fdopen(fd, encoding="utf-8") as fh:
+    # newline="": the proposal's diff must show what writing it really changes.
+    with os.fdopen(fd, encoding="utf-8", newline="") as fh:
         if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
             raise ToolError(NOT_A_FILE.format(path=rel))
         try:
