@@ -97,7 +97,12 @@ NUMBERED_ITEM = re.compile(r"(?:^|[\s(])(\d{1,2})[.)](?=\s)", re.M)
 SEQUENCE_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (label, re.compile(pattern, re.I | re.S))
     for label, pattern in (
-        ("first ... then", r"\bfirst(ly)?\b.+?\b(then|next|after that|afterwards|second(ly)?)\b"),
+        # "first" opening a clause, not "the first line".
+        (
+            "first ... then",
+            r"(^|[.,;:!?\n]\s*|\b(please|you|we|i|to)\s+)first(ly)?\b.+?"
+            r"\b(then|next|after that|afterwards|second(ly)?)\b",
+        ),
         ("and then", r"\band then\b(?!\s*(what|why|how)\b)"),
         ("then", r"(^|[,;:.!\n]\s*)then\s+(?!(what|why|how)\b)\w"),
         ("after that", r"\b(after that|afterwards|once (that|this|it)('s| is)? (done|finished))\b"),

@@ -83,6 +83,7 @@ CASES = [
         id="code-and-steps",
     ),
     pytest.param("if x is 0 then what happens?", ANSWER, id="if-then-question"),
+    pytest.param("show the first and the second line of a.txt", ANSWER, id="first-as-adjective"),
     pytest.param("and then what?", ANSWER, id="and-then-what"),
     pytest.param("is Python 3.11 faster than 3.10?", ANSWER, id="version-number"),
     pytest.param("update the port in config.yaml", ANSWER, id="non-code-file"),
