@@ -167,7 +167,7 @@ async def open_dependencies(
     base_url = static.models.config("thinker").base_url
     async with (
         contextlib.aclosing(static.models),
-        open_database(settings.duck_db) as db,
+        open_database(settings.database_location) as db,
         open_memory(settings, db) as memory,
         _open_tokens(base_url) as tokens,
     ):

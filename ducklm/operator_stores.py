@@ -1,7 +1,7 @@
 """DuckLM's tables without the models: what operator commands open.
 
 `ducklm threads`, `events` and `history` must work beside a running server or chat, so
-they open only the SQLite files: no embedding model to load, no embedded Qdrant lock to
+they open only the databases: no embedding model to load, no embedded Qdrant lock to
 take. Startup recovery runs here too, so what they show is the truth.
 """
 
@@ -38,9 +38,9 @@ async def open_operator_stores(settings: Settings) -> AsyncIterator[OperatorStor
     """DuckLM's own tables, after marking runs whose process died."""
     await asyncio.to_thread(settings.data_dir.mkdir, parents=True, exist_ok=True)
     owner = await asyncio.to_thread(ProcessOwner.current)
-    async with open_database(settings.duck_db) as db:
+    async with open_database(settings.database_location) as db:
         stores = OperatorStores(Conversations(db), Tasks(db), Runs(db, owner=owner), AuditLog(db))
-        await recover_dead_runs(stores.runs, stores.tasks, stores.audit)
+        await recover_dead_runs(db, stores.runs, stores.tasks, stores.audit)
         yield stores
 
 
@@ -48,7 +48,7 @@ async def open_operator_stores(settings: Settings) -> AsyncIterator[OperatorStor
 async def open_history(settings: Settings) -> AsyncIterator[DuckGraph]:
     """The graph on its checkpointer, for reading states (it runs no node)."""
     await asyncio.to_thread(settings.data_dir.mkdir, parents=True, exist_ok=True)
-    async with open_checkpointer(settings.checkpoint_db) as saver:
+    async with open_checkpointer(settings.checkpoint_location) as saver:
         yield build_graph().compile(checkpointer=saver, name="ducklm")
 
 

@@ -14,21 +14,23 @@ import asyncio
 import logging
 
 from ducklm.owner import ProcessOwner
-from ducklm.stores import AuditLog, RunRecord, Runs, Tasks
+from ducklm.stores import AuditLog, Database, RunRecord, Runs, Tasks
 
 log = logging.getLogger(__name__)
 
 INTERRUPTED_BY_RESTART = "interrupted by restart"
 
 
-async def recover_dead_runs(runs: Runs, tasks: Tasks, audit: AuditLog) -> list[RunRecord]:
+async def recover_dead_runs(
+    db: Database, runs: Runs, tasks: Tasks, audit: AuditLog
+) -> list[RunRecord]:
     """Mark every running run whose owner process is gone; return the runs marked."""
     running = await runs.running()
     if not running:
         return []
     me = runs.owner if runs.owner is not None else await asyncio.to_thread(ProcessOwner.current)
     dead = await asyncio.to_thread(_dead_runs, running, me)
-    marked = [run for run in dead if await _mark(run, runs, tasks, audit)]
+    marked = [run for run in dead if await _mark(run, db, runs, tasks, audit)]
     for run in marked:
         log.warning("run %s on thread %s was %s", run.run_id, run.thread_id, INTERRUPTED_BY_RESTART)
     return marked
@@ -45,14 +47,17 @@ def _dead_runs(running: list[tuple[RunRecord, str | None]], me: ProcessOwner) ->
     return dead
 
 
-async def _mark(run: RunRecord, runs: Runs, tasks: Tasks, audit: AuditLog) -> bool:
-    # The run, its task and the closing event land in one commit (the audit append's).
-    if not await runs.mark_interrupted(run.run_id, INTERRUPTED_BY_RESTART, commit=False):
+async def _mark(run: RunRecord, db: Database, runs: Runs, tasks: Tasks, audit: AuditLog) -> bool:
+    # The run, its task and the closing event land in one transaction.
+    async with db.transaction():
+        return await _mark_in(run, runs, tasks, audit)
+
+
+async def _mark_in(run: RunRecord, runs: Runs, tasks: Tasks, audit: AuditLog) -> bool:
+    if not await runs.mark_interrupted(run.run_id, INTERRUPTED_BY_RESTART):
         return False
     if run.task_id:
-        await tasks.set_status(
-            run.task_id, "interrupted", error=INTERRUPTED_BY_RESTART, commit=False
-        )
+        await tasks.set_status(run.task_id, "interrupted", error=INTERRUPTED_BY_RESTART)
     await audit.append(
         run.thread_id,
         run.run_id,

@@ -21,7 +21,7 @@ from ducklm.context import DuckContext
 from ducklm.events import UNAUDITED, Event, EventType, RunStatus, event, is_event
 from ducklm.graph.builder import DuckGraph
 from ducklm.model_errors import describe
-from ducklm.stores import AuditLog, Runs, Tasks
+from ducklm.stores import AuditLog, Database, Runs, Tasks
 from ducklm.tools.hitl import is_password_request
 
 log = logging.getLogger(__name__)
@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 class RunStores:
     """Where a run's record and events go."""
 
+    db: Database
     runs: Runs
     audit: AuditLog
     tasks: Tasks
@@ -88,10 +89,13 @@ async def stream_run(
     Never raises for a failed run: the failure is an `error` event (a message for
     people, not exception text) and a `done` with status `failed`. A cancelled run is
     recorded as `cancelled` before the cancellation goes on up.
+
+    Raises:
+        ThreadRunning: Another run of the thread is recorded as running (in this process
+            or another one sharing the database); nothing is recorded for this one.
     """
     run = _Run(thread_id, task, stores)
-    await _start(run)
-    yield await run.record("run_started", {})
+    yield await _start(run)
     configurable: dict[str, Any] = {"thread_id": thread_id}
     if checkpoint_id is not None:
         configurable["checkpoint_id"] = checkpoint_id
@@ -115,24 +119,26 @@ async def stream_run(
     yield await _finish(run)
 
 
-async def _start(run: _Run) -> None:
-    # The run's and the task's rows ride in the same commit as the first audit event.
+async def _start(run: _Run) -> Event:
+    # The run's and the task's rows commit with the first audit event, or not at all:
+    # `ThreadRunning` (another run of the thread, maybe in another process) leaves nothing.
     stores, task = run.stores, run.task
-    await stores.runs.start(run.run_id, run.thread_id, task.task_id, commit=False)
-    if task.message is not None:
-        await stores.tasks.start(task.task_id, run.thread_id, task.message)
-    else:
-        await stores.tasks.set_status(task.task_id, "running", commit=False)
+    async with stores.db.transaction():
+        await stores.runs.start(run.run_id, run.thread_id, task.task_id)
+        if task.message is not None:
+            await stores.tasks.start(task.task_id, run.thread_id, task.message)
+        else:
+            await stores.tasks.set_status(task.task_id, "running")
+        return await run.record("run_started", {})
 
 
 async def _finish(run: _Run) -> Event:
     stores = run.stores
     answer = run.answer or None
-    await stores.runs.finish(run.run_id, run.status, answer=answer, error=run.error, commit=False)
-    await stores.tasks.set_status(
-        run.task.task_id, run.status, answer=answer, error=run.error, commit=False
-    )
-    return await run.record("done", {"status": run.status, "answer": run.answer})
+    async with stores.db.transaction():
+        await stores.runs.finish(run.run_id, run.status, answer=answer, error=run.error)
+        await stores.tasks.set_status(run.task.task_id, run.status, answer=answer, error=run.error)
+        return await run.record("done", {"status": run.status, "answer": run.answer})
 
 
 def _translate(run: _Run, mode: str, chunk: Any) -> list[Event]:

@@ -65,7 +65,7 @@ class RunResult:
 
 
 class DuckLM:
-    """An open DuckLM: the compiled graph on its SQLite checkpointer, plus its stores."""
+    """An open DuckLM: the compiled graph on its checkpointer, plus its stores."""
 
     def __init__(self, deps: Dependencies, graph: DuckGraph) -> None:
         self._deps = deps
@@ -90,9 +90,9 @@ class DuckLM:
             settings = await asyncio.to_thread(load_settings, **overrides)
         async with (
             open_dependencies(settings) as deps,
-            open_checkpointer(settings.checkpoint_db) as saver,
+            open_checkpointer(settings.checkpoint_location) as saver,
         ):
-            await recover_dead_runs(deps.runs, deps.tasks, deps.audit)
+            await recover_dead_runs(deps.db, deps.runs, deps.tasks, deps.audit)
             graph = build_graph(
                 retry_attempts=settings.model_retry_attempts,
                 retry_initial_interval=settings.model_retry_initial_interval,
@@ -111,7 +111,7 @@ class DuckLM:
 
     @property
     def database(self) -> Database:
-        """DuckLM's own SQLite database (tasks, runs, events, conversations, rules)."""
+        """DuckLM's own database (tasks, runs, events, conversations, rules)."""
         return self._deps.db
 
     @property
@@ -322,13 +322,14 @@ class DuckLM:
         task = await self._deps.tasks.get(task_id)
         if task is None or task.status != "interrupted":
             return False
-        await self._deps.tasks.set_status(task_id, "cancelled", commit=False)
-        await self._deps.audit.append(
-            task.thread_id,
-            None,
-            {"type": "done", "status": "cancelled", "answer": "", "task_id": task_id,
-             "thread_id": task.thread_id},
-        )  # fmt: skip
+        async with self._deps.db.transaction():
+            await self._deps.tasks.set_status(task_id, "cancelled")
+            await self._deps.audit.append(
+                task.thread_id,
+                None,
+                {"type": "done", "status": "cancelled", "answer": "", "task_id": task_id,
+                 "thread_id": task.thread_id},
+            )  # fmt: skip
         return True
 
     async def forget_thread(self, thread_id: str) -> None:
@@ -402,7 +403,7 @@ class DuckLM:
             thread_id=thread_id,
             task=task,
             context=self._deps.context.for_run(critic=critic, memory=memory),
-            stores=RunStores(self._deps.runs, self._deps.audit, self._deps.tasks),
+            stores=RunStores(self._deps.db, self._deps.runs, self._deps.audit, self._deps.tasks),
             checkpoint_id=checkpoint_id,
         ):
             yield item

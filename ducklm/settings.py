@@ -14,6 +14,8 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 ENV_PREFIX = "DUCK_"
+DATABASE_SCHEMES = ("postgresql://", "postgres://")
+SECRET_FIELDS = frozenset({"database_url", "llm_api_key", "api_token"})
 
 
 class SettingsError(ValueError):
@@ -40,7 +42,11 @@ class Settings(BaseSettings):
     workspace: Path = Path("./workspace")
     """The folder the agent's file tools are confined to."""
     data_dir: Path = Path("./data")
-    """Checkpoints, audit log, approval rules and other DuckLM tables."""
+    """Checkpoints, audit log, approval rules and other DuckLM tables (unless
+    `database_url` is set), the embedded Qdrant, the log and the API token."""
+    database_url: str | None = None
+    """A PostgreSQL URL (`postgresql://user:password@host:5432/db`) for checkpoints and
+    DuckLM's tables, shared by several servers; unset: SQLite files in the data dir."""
     ctx_size: int = Field(default=8192, ge=512)
     """The model's context window in tokens."""
     max_input_tokens: int = Field(default=6144, ge=256)
@@ -102,6 +108,20 @@ class Settings(BaseSettings):
             return [item.strip() for item in value.split(",") if item.strip()]
         return value
 
+    @field_validator("database_url")
+    @classmethod
+    def _postgres_only(cls, url: str | None) -> str | None:
+        if url is None or not url.strip():
+            return None
+        if not url.startswith(DATABASE_SCHEMES):
+            # The URL may hold a password: name only its scheme.
+            scheme = url.split("://", 1)[0] if "://" in url else "no scheme"
+            raise ValueError(
+                f"only postgresql:// or postgres:// URLs are supported (got {scheme}); "
+                "unset it to keep SQLite in the data dir"
+            )
+        return url
+
     @field_validator("workspace", "data_dir", "models_config", "skills_dir", "llama_model")
     @classmethod
     def _absolute(cls, path: Path | None) -> Path | None:
@@ -122,6 +142,16 @@ class Settings(BaseSettings):
     def checkpoint_db(self) -> Path:
         """SQLite file of LangGraph's checkpointer."""
         return self.data_dir / "checkpoints.sqlite"
+
+    @property
+    def database_location(self) -> Path | str:
+        """Where DuckLM's tables live: the PostgreSQL URL, else the SQLite file."""
+        return self.database_url or self.duck_db
+
+    @property
+    def checkpoint_location(self) -> Path | str:
+        """Where LangGraph's checkpoints live: the PostgreSQL URL, else their SQLite file."""
+        return self.database_url or self.checkpoint_db
 
     @property
     def qdrant_path(self) -> Path:
@@ -158,6 +188,7 @@ def _describe(exc: ValidationError) -> str:
         field = ".".join(str(part) for part in error["loc"])
         name = f"{ENV_PREFIX}{field.upper()}" if field else "settings"
         value = error.get("input")
-        shown = f" (got {value!r})" if field and not isinstance(value, dict) else ""
+        secret = field in SECRET_FIELDS  # a URL may hold a password: never echo it
+        shown = f" (got {value!r})" if field and not secret and not isinstance(value, dict) else ""
         problems.append(f"{name}: {error['msg']}{shown}")
     return "invalid settings: " + "; ".join(problems)

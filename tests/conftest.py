@@ -14,6 +14,7 @@ from ducklm.runtime import DuckLM
 from ducklm.settings import Settings, load_settings
 from ducklm.skills import default_skills_dir
 from tests.support.fake_sudo import install_fake_sudo
+from tests.support.postgres import fresh_schema, require_postgres
 from tests.support.scripted_llm import ScriptedLLM
 from tests.support.server import Served, serve
 
@@ -65,6 +66,21 @@ def settings(tmp_path: Path, workspace: Path, llm: ScriptedLLM, skills_dir: Path
         skills_dir=skills_dir,
         model_retry_initial_interval=0.01,
     )
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def database_url(request: pytest.FixtureRequest) -> AsyncIterator[str | None]:
+    """Each backend in turn: `None` (SQLite in the data dir), then a PostgreSQL URL.
+
+    A test module runs on both by overriding `settings` with
+    `tests.support.postgres.on_backend`.
+    Each PostgreSQL test gets a schema of its own, so no test sees another's rows.
+    """
+    if request.param == "sqlite":
+        yield None
+        return
+    async with fresh_schema(require_postgres()) as url:
+        yield url
 
 
 @pytest.fixture

@@ -16,45 +16,36 @@ COLUMNS = (
 
 
 class MemoryTable:
-    """Reads and writes of `memories`; each holds `db.lock` from first statement to commit."""
+    """Reads and writes of `memories` in DuckLM's database."""
 
     def __init__(self, db: Database) -> None:
-        self._conn = db.conn
-        self._lock = db.lock
+        self._db = db
 
     async def insert(self, records: Sequence[MemoryRecord]) -> None:
         """Store new records in one transaction."""
-        async with self._lock:
-            await self._conn.executemany(
-                f"INSERT INTO memories ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [_row(r) for r in records],
-            )
-            await self._conn.commit()
+        await self._db.executemany(
+            f"INSERT INTO memories ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [_row(r) for r in records],
+        )
 
     async def replace(self, record: MemoryRecord) -> None:
         """Write every field of an existing record."""
-        async with self._lock:
-            await self._conn.execute(
-                "UPDATE memories SET text = ?, importance = ?, updated_at = ?, "
-                "superseded_by = ?, metadata = ? WHERE id = ?",
-                (
-                    record.text,
-                    record.importance,
-                    record.updated_at,
-                    record.superseded_by,
-                    json.dumps(record.metadata),
-                    record.id,
-                ),
-            )
-            await self._conn.commit()
+        await self._db.execute(
+            "UPDATE memories SET text = ?, importance = ?, updated_at = ?, "
+            "superseded_by = ?, metadata = ? WHERE id = ?",
+            (
+                record.text,
+                record.importance,
+                record.updated_at,
+                record.superseded_by,
+                json.dumps(record.metadata),
+                record.id,
+            ),
+        )
 
     async def delete(self, memory_id: str) -> bool:
         """Delete one record; `False` when there was none."""
-        async with self._lock:
-            async with self._conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,)) as cur:
-                deleted = cur.rowcount
-            await self._conn.commit()
-            return deleted > 0
+        return await self._db.execute("DELETE FROM memories WHERE id = ?", (memory_id,)) > 0
 
     async def get_many(self, ids: Iterable[str]) -> dict[str, MemoryRecord]:
         """The records of `ids` that exist, by id."""
@@ -94,14 +85,12 @@ class MemoryTable:
 
     async def count(self) -> int:
         """How many records there are, superseded ones included."""
-        async with self._lock, self._conn.execute("SELECT COUNT(*) FROM memories") as cur:
-            row = await cur.fetchone()
+        row = await self._db.fetchone("SELECT COUNT(*) FROM memories")
         return int(row[0]) if row else 0
 
     async def _select(self, tail: str, params: Sequence[Any]) -> list[MemoryRecord]:
         query = f"SELECT {COLUMNS} FROM memories {tail}"
-        async with self._lock, self._conn.execute(query, params) as cur:
-            rows = await cur.fetchall()
+        rows = await self._db.fetchall(query, params)
         return [_record(row) for row in rows]
 
 

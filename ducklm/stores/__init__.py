@@ -1,14 +1,15 @@
-"""DuckLM's own SQLite tables: tasks and their runs, audit events, conversations, rules.
+"""DuckLM's own tables: tasks and their runs, audit events, conversations, rules.
 
-LangGraph's checkpointer keeps the graph state in its own file; these tables hold what
-DuckLM needs beside it. All access is through `aiosqlite`, so no query runs on the event
-loop's thread.
+LangGraph's checkpointer keeps the graph state beside them; these tables hold what DuckLM
+needs besides. They live in SQLite (`aiosqlite`) or PostgreSQL (psycopg async): no query
+runs on the event loop's thread either way (`ducklm.stores.db`).
 """
 
 from ducklm.stores.approvals import ApprovalRule, ApprovalRules
 from ducklm.stores.audit import AuditLog, AuditRecord
+from ducklm.stores.backend import is_postgres_url, open_database
 from ducklm.stores.conversations import Conversation, Conversations
-from ducklm.stores.db import Database, open_database
+from ducklm.stores.db import Database, ThreadRunning
 from ducklm.stores.intents import CommandIntents
 from ducklm.stores.runs import RunRecord, Runs
 from ducklm.stores.tasks import TaskRecord, Tasks, TaskStatus
@@ -27,5 +28,7 @@ __all__ = [
     "TaskRecord",
     "TaskStatus",
     "Tasks",
+    "ThreadRunning",
+    "is_postgres_url",
     "open_database",
 ]

@@ -23,48 +23,35 @@ class ApprovalRules:
     """The `approval_rules` table."""
 
     def __init__(self, db: Database) -> None:
-        self._conn = db.conn
-        self._lock = db.lock
+        self._db = db
 
     async def add(self, tool: str, pattern: str, description: str = "") -> ApprovalRule:
         """Remember that `tool` with `pattern` is allowed; adding it twice keeps one rule."""
-        async with self._lock:
-            await self._conn.execute(
-                "INSERT INTO approval_rules (tool, pattern, description, created_at) "
-                "VALUES (?, ?, ?, ?) ON CONFLICT (tool, pattern) DO NOTHING",
-                (tool, pattern, description, time.time()),
-            )
-            await self._conn.commit()
+        await self._db.execute(
+            "INSERT INTO approval_rules (tool, pattern, description, created_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (tool, pattern) DO NOTHING",
+            (tool, pattern, description, time.time()),
+        )
         rule = await self.find(tool, pattern)
         assert rule is not None  # just inserted, or already there
         return rule
 
     async def find(self, tool: str, pattern: str) -> ApprovalRule | None:
         """The rule for exactly `tool` and `pattern`, if any."""
-        async with self._lock:
-            async with self._conn.execute(
-                "SELECT id, tool, pattern, description, created_at FROM approval_rules "
-                "WHERE tool = ? AND pattern = ?",
-                (tool, pattern),
-            ) as cur:
-                row = await cur.fetchone()
-            return ApprovalRule(*row) if row else None
+        row = await self._db.fetchone(
+            "SELECT id, tool, pattern, description, created_at FROM approval_rules "
+            "WHERE tool = ? AND pattern = ?",
+            (tool, pattern),
+        )
+        return ApprovalRule(*row) if row else None
 
     async def list(self) -> list[ApprovalRule]:
         """Every rule, oldest first."""
-        async with self._lock:
-            async with self._conn.execute(
-                "SELECT id, tool, pattern, description, created_at FROM approval_rules ORDER BY id"
-            ) as cur:
-                rows = await cur.fetchall()
-            return [ApprovalRule(*row) for row in rows]
+        rows = await self._db.fetchall(
+            "SELECT id, tool, pattern, description, created_at FROM approval_rules ORDER BY id"
+        )
+        return [ApprovalRule(*row) for row in rows]
 
     async def revoke(self, rule_id: int) -> bool:
         """Delete rule `rule_id`; `False` when there was none."""
-        async with self._lock:
-            async with self._conn.execute(
-                "DELETE FROM approval_rules WHERE id = ?", (rule_id,)
-            ) as cur:
-                deleted = cur.rowcount
-            await self._conn.commit()
-            return deleted > 0
+        return await self._db.execute("DELETE FROM approval_rules WHERE id = ?", (rule_id,)) > 0

@@ -26,17 +26,18 @@ class AuditLog:
     """The `events` table."""
 
     def __init__(self, db: Database) -> None:
-        self._conn = db.conn
-        self._lock = db.lock
+        self._db = db
 
     async def append(self, thread_id: str, run_id: str | None, event: dict[str, Any]) -> int:
         """Store `event` and return its sequence number within the thread.
 
-        The next number is taken inside the INSERT itself, so two writers on the same
-        file (a CLI beside a server) cannot take the same one.
+        The next number is taken inside the INSERT itself, under the thread's lock
+        (`Database.serialize`), so two writers (a CLI beside a server, or two servers on
+        one PostgreSQL database) never take the same one.
         """
-        async with self._lock:
-            async with self._conn.execute(
+        async with self._db.transaction():
+            await self._db.serialize(f"events:{thread_id}")
+            row = await self._db.fetchone(
                 "INSERT INTO events (thread_id, seq, run_id, type, ts, data) "
                 "SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ? FROM events WHERE thread_id = ? "
                 "RETURNING seq",
@@ -48,24 +49,20 @@ class AuditLog:
                     json.dumps(event, default=str),
                     thread_id,
                 ),
-            ) as cur:
-                row = await cur.fetchone()
-            await self._conn.commit()
-            assert row is not None  # INSERT ... RETURNING always yields the new row
-            return int(row[0])
+            )
+        assert row is not None  # INSERT ... RETURNING always yields the new row
+        return int(row[0])
 
     async def list(
         self, thread_id: str, *, after: int = 0, run_id: str | None = None
     ) -> list[AuditRecord]:
         """Events of `thread_id` with `seq > after`, optionally of one run, in order."""
-        async with self._lock:
-            query = "SELECT thread_id, seq, run_id, type, ts, data FROM events WHERE thread_id = ?"
-            params: list[Any] = [thread_id]
-            if run_id is not None:
-                query += " AND run_id = ?"
-                params.append(run_id)
-            query += " AND seq > ? ORDER BY seq"
-            params.append(after)
-            async with self._conn.execute(query, params) as cur:
-                rows = await cur.fetchall()
-            return [AuditRecord(r[0], r[1], r[2], r[3], r[4], json.loads(r[5])) for r in rows]
+        query = "SELECT thread_id, seq, run_id, type, ts, data FROM events WHERE thread_id = ?"
+        params: list[Any] = [thread_id]
+        if run_id is not None:
+            query += " AND run_id = ?"
+            params.append(run_id)
+        query += " AND seq > ? ORDER BY seq"
+        params.append(after)
+        rows = await self._db.fetchall(query, params)
+        return [AuditRecord(r[0], r[1], r[2], r[3], r[4], json.loads(r[5])) for r in rows]

@@ -1,17 +1,35 @@
-"""LangGraph's SQLite checkpointer, opened with the pragmas DuckLM needs."""
+"""LangGraph's checkpointer: SQLite in the data dir, or PostgreSQL for several servers."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import aiosqlite
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from psycopg import AsyncConnection
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from ducklm.stores.backend import is_postgres_url
+from ducklm.stores.postgres_db import POOL_MAX, setup_lock
+
+
+def open_checkpointer(
+    location: Path | str,
+) -> AbstractAsyncContextManager[BaseCheckpointSaver[Any]]:
+    """The checkpointer on an SQLite file (a path) or a PostgreSQL database (a URL)."""
+    if is_postgres_url(location):
+        return open_postgres_checkpointer(str(location))
+    return open_sqlite_checkpointer(Path(location))
 
 
 @asynccontextmanager
-async def open_checkpointer(path: Path) -> AsyncIterator[AsyncSqliteSaver]:
+async def open_sqlite_checkpointer(path: Path) -> AsyncIterator[AsyncSqliteSaver]:
     """An `AsyncSqliteSaver` on `path` in WAL mode with `synchronous=NORMAL`.
 
     The saver's own default is a full fsync on every commit, and a turn commits once per
@@ -25,4 +43,25 @@ async def open_checkpointer(path: Path) -> AsyncIterator[AsyncSqliteSaver]:
         await conn.execute("PRAGMA busy_timeout=5000")
         saver = AsyncSqliteSaver(conn)
         await saver.setup()
+        yield saver
+
+
+@asynccontextmanager
+async def open_postgres_checkpointer(url: str) -> AsyncIterator[AsyncPostgresSaver]:
+    """An `AsyncPostgresSaver` on a pool, its tables created (`setup()`) when missing.
+
+    The saver needs autocommit connections with dict rows and no prepared statements
+    (its documented setup). Setup runs under DuckLM's schema lock so two servers starting
+    at once do not both run its migrations.
+    """
+    async with AsyncConnectionPool[AsyncConnection[dict[str, Any]]](
+        url,
+        min_size=1,
+        max_size=POOL_MAX,
+        open=False,
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+    ) as pool:
+        saver = AsyncPostgresSaver(pool)
+        async with setup_lock(pool):
+            await saver.setup()
         yield saver

@@ -38,20 +38,18 @@ class Conversations:
     """The `conversations` table."""
 
     def __init__(self, db: Database) -> None:
-        self._conn = db.conn
-        self._lock = db.lock
+        self._db = db
 
     async def create(
         self, conversation_id: str, *, title: str = "", workspace: str | None = None
     ) -> Conversation:
         """Create `conversation_id` (a no-op returning the stored one when it exists)."""
         now = time.time()
-        async with self._lock:
-            await self._conn.execute(
-                f"INSERT OR IGNORE INTO conversations ({_COLUMNS}) VALUES (?, ?, ?, ?, ?)",
-                (conversation_id, title, workspace, now, now),
-            )
-            await self._conn.commit()
+        await self._db.execute(
+            f"INSERT INTO conversations ({_COLUMNS}) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (id) DO NOTHING",
+            (conversation_id, title, workspace, now, now),
+        )
         found = await self.get(conversation_id)
         assert found is not None  # just inserted or already there
         return found
@@ -59,58 +57,45 @@ class Conversations:
     async def touch(self, conversation_id: str, message: str, workspace: str | None) -> None:
         """Note a new message: create the row if needed, title it if untitled, bump it."""
         now = time.time()
-        async with self._lock:
-            await self._conn.execute(
-                f"INSERT INTO conversations ({_COLUMNS}) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at, "
-                "title = CASE WHEN conversations.title = '' THEN excluded.title "
-                "ELSE conversations.title END, "
-                "workspace = COALESCE(conversations.workspace, excluded.workspace)",
-                (conversation_id, title_from(message), workspace, now, now),
-            )
+        await self._db.execute(
+            f"INSERT INTO conversations ({_COLUMNS}) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at, "
+            "title = CASE WHEN conversations.title = '' THEN excluded.title "
+            "ELSE conversations.title END, "
+            "workspace = COALESCE(conversations.workspace, excluded.workspace)",
+            (conversation_id, title_from(message), workspace, now, now),
+        )
 
     async def rename(self, conversation_id: str, title: str) -> bool:
         """Set the title; `False` when there is no such conversation."""
-        async with self._lock:
-            cur = await self._conn.execute(
-                "UPDATE conversations SET title = ?, updated_at = ? WHERE id = ?",
-                (title, time.time(), conversation_id),
-            )
-            await self._conn.commit()
-        return cur.rowcount > 0
+        changed = await self._db.execute(
+            "UPDATE conversations SET title = ?, updated_at = ? WHERE id = ?",
+            (title, time.time(), conversation_id),
+        )
+        return changed > 0
 
     async def get(self, conversation_id: str) -> Conversation | None:
         """The conversation, or `None`."""
-        async with (
-            self._lock,
-            self._conn.execute(
-                f"SELECT {_COLUMNS} FROM conversations WHERE id = ?", (conversation_id,)
-            ) as cur,
-        ):
-            row = await cur.fetchone()
+        row = await self._db.fetchone(
+            f"SELECT {_COLUMNS} FROM conversations WHERE id = ?", (conversation_id,)
+        )
         return Conversation(*row) if row else None
 
     async def list(self, *, limit: int = 200) -> builtins.list[Conversation]:
         """Conversations, most recently updated first."""
-        async with (
-            self._lock,
-            self._conn.execute(
-                f"SELECT {_COLUMNS} FROM conversations ORDER BY updated_at DESC LIMIT ?",
-                (limit,),
-            ) as cur,
-        ):
-            rows = await cur.fetchall()
+        rows = await self._db.fetchall(
+            f"SELECT {_COLUMNS} FROM conversations ORDER BY updated_at DESC LIMIT ?", (limit,)
+        )
         return [Conversation(*row) for row in rows]
 
     async def delete(self, conversation_id: str) -> bool:
         """Forget the conversation with its tasks, runs and events; `False` if unknown."""
-        async with self._lock:
-            cur = await self._conn.execute(
+        async with self._db.transaction():
+            deleted = await self._db.execute(
                 "DELETE FROM conversations WHERE id = ?", (conversation_id,)
             )
             for table in ("tasks", "runs", "events", "command_intents"):
-                await self._conn.execute(
+                await self._db.execute(
                     f"DELETE FROM {table} WHERE thread_id = ?", (conversation_id,)
                 )
-            await self._conn.commit()
-        return cur.rowcount > 0
+        return deleted > 0

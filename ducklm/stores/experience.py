@@ -38,8 +38,7 @@ class ExperienceLog:
     """The `experience` table."""
 
     def __init__(self, db: Database) -> None:
-        self._conn = db.conn
-        self._lock = db.lock
+        self._db = db
 
     async def add(self, record: ExperienceRecord) -> ExperienceRecord:
         """Store `record` (a fresh id and time are given when empty)."""
@@ -51,11 +50,9 @@ class ExperienceLog:
             }
         )
         row = _row(stored)
-        async with self._lock:
-            await self._conn.execute(
-                f"INSERT INTO experience ({_COLUMNS}) VALUES ({', '.join('?' * len(row))})", row
-            )
-            await self._conn.commit()
+        await self._db.execute(
+            f"INSERT INTO experience ({_COLUMNS}) VALUES ({', '.join('?' * len(row))})", row
+        )
         return stored
 
     async def list(
@@ -69,8 +66,7 @@ class ExperienceLog:
             params.append(thread_id)
         query += " ORDER BY created_at DESC LIMIT ?"
         params.append(limit)
-        async with self._lock, self._conn.execute(query, params) as cur:
-            rows = await cur.fetchall()
+        rows = await self._db.fetchall(query, params)
         return [_record(row) for row in rows]
 
 

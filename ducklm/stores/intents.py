@@ -28,37 +28,29 @@ class CommandIntents:
     """The `command_intents` table."""
 
     def __init__(self, db: Database) -> None:
-        self._conn = db.conn
-        self._lock = db.lock
+        self._db = db
 
     async def begin(self, call_id: str, thread_id: str, command: str) -> bool:
         """Record that `call_id` is about to start; `False` if it had started before."""
-        async with self._lock:
-            async with self._conn.execute(
-                "INSERT INTO command_intents (call_id, thread_id, command, started_at) "
-                "VALUES (?, ?, ?, ?) ON CONFLICT (call_id) DO NOTHING",
-                (call_id, thread_id, command, time.time()),
-            ) as cur:
-                fresh = cur.rowcount > 0
-            await self._conn.commit()
-            return fresh
+        inserted = await self._db.execute(
+            "INSERT INTO command_intents (call_id, thread_id, command, started_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (call_id) DO NOTHING",
+            (call_id, thread_id, command, time.time()),
+        )
+        return inserted > 0
 
     async def get(self, call_id: str) -> Intent | None:
         """The intent of `call_id`, if that call was ever started."""
-        async with self._lock:
-            async with self._conn.execute(
-                "SELECT call_id, command, started_at, finished_at, exit_code "
-                "FROM command_intents WHERE call_id = ?",
-                (call_id,),
-            ) as cur:
-                row = await cur.fetchone()
-            return Intent(*row) if row else None
+        row = await self._db.fetchone(
+            "SELECT call_id, command, started_at, finished_at, exit_code "
+            "FROM command_intents WHERE call_id = ?",
+            (call_id,),
+        )
+        return Intent(*row) if row else None
 
     async def finish(self, call_id: str, exit_code: int | None) -> None:
         """Record that `call_id` ended."""
-        async with self._lock:
-            await self._conn.execute(
-                "UPDATE command_intents SET finished_at = ?, exit_code = ? WHERE call_id = ?",
-                (time.time(), exit_code, call_id),
-            )
-            await self._conn.commit()
+        await self._db.execute(
+            "UPDATE command_intents SET finished_at = ?, exit_code = ? WHERE call_id = ?",
+            (time.time(), exit_code, call_id),
+        )

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from dataclasses import dataclass
 
+import psycopg
+
 from ducklm.owner import ProcessOwner
-from ducklm.stores.db import Database
+from ducklm.stores.db import Database, ThreadRunning
 
 _COLUMNS = "run_id, thread_id, status, started_at, finished_at, answer, error, task_id"
 
@@ -33,88 +36,61 @@ class Runs:
     """
 
     def __init__(self, db: Database, *, owner: ProcessOwner | None = None) -> None:
-        self._conn = db.conn
-        self._lock = db.lock
+        self._db = db
         self.owner = owner
 
-    async def start(
-        self, run_id: str, thread_id: str, task_id: str, *, commit: bool = True
-    ) -> None:
+    async def start(self, run_id: str, thread_id: str, task_id: str) -> None:
         """Record that `run_id` of `task_id` started on `thread_id`.
 
-        With `commit=False` the row is committed by the next write on this connection
-        (the runner lets its first audit event carry it: one commit instead of two).
+        Raises:
+            ThreadRunning: Another run of the thread is recorded as running; a unique
+                index says so, whichever process (or machine) started it.
         """
-        async with self._lock:
-            await self._conn.execute(
+        try:
+            await self._db.execute(
                 "INSERT INTO runs (run_id, thread_id, status, started_at, task_id, owner) "
                 "VALUES (?, ?, 'running', ?, ?, ?)",
                 (run_id, thread_id, time.time(), task_id, self.owner and self.owner.token()),
             )
-            if commit:
-                await self._conn.commit()
+        except (sqlite3.IntegrityError, psycopg.errors.UniqueViolation):
+            raise ThreadRunning(f"conversation {thread_id!r} is already running a task") from None
 
     async def finish(
-        self,
-        run_id: str,
-        status: str,
-        *,
-        answer: str | None = None,
-        error: str | None = None,
-        commit: bool = True,
+        self, run_id: str, status: str, *, answer: str | None = None, error: str | None = None
     ) -> None:
-        """Record how `run_id` ended (`commit=False`: as in `start`)."""
-        async with self._lock:
-            await self._conn.execute(
-                "UPDATE runs SET status = ?, finished_at = ?, answer = ?, error = ? "
-                "WHERE run_id = ?",
-                (status, time.time(), answer, error, run_id),
-            )
-            if commit:
-                await self._conn.commit()
+        """Record how `run_id` ended."""
+        await self._db.execute(
+            "UPDATE runs SET status = ?, finished_at = ?, answer = ?, error = ? WHERE run_id = ?",
+            (status, time.time(), answer, error, run_id),
+        )
 
     async def running(self) -> list[tuple[RunRecord, str | None]]:
         """Runs recorded as running, each with the process that owns it, oldest first."""
-        async with self._lock:
-            async with self._conn.execute(
-                f"SELECT {_COLUMNS}, owner FROM runs WHERE status = 'running' ORDER BY started_at"
-            ) as cur:
-                rows = await cur.fetchall()
-            return [(RunRecord(*row[:-1]), row[-1]) for row in rows]
+        rows = await self._db.fetchall(
+            f"SELECT {_COLUMNS}, owner FROM runs WHERE status = 'running' ORDER BY started_at"
+        )
+        return [(RunRecord(*row[:-1]), row[-1]) for row in rows]
 
-    async def mark_interrupted(self, run_id: str, reason: str, *, commit: bool = True) -> bool:
+    async def mark_interrupted(self, run_id: str, reason: str) -> bool:
         """Record that `run_id` stopped because its process died; `False` if it was not running.
 
         Two processes starting at once may both find the run: only one of them marks it.
-        `commit=False`: as in `start`.
         """
-        async with self._lock:
-            async with self._conn.execute(
-                "UPDATE runs SET status = 'interrupted', finished_at = ?, error = ? "
-                "WHERE run_id = ? AND status = 'running'",
-                (time.time(), reason, run_id),
-            ) as cur:
-                marked = cur.rowcount > 0
-            if commit or not marked:  # never leave a transaction open for nothing
-                await self._conn.commit()
-            return marked
+        changed = await self._db.execute(
+            "UPDATE runs SET status = 'interrupted', finished_at = ?, error = ? "
+            "WHERE run_id = ? AND status = 'running'",
+            (time.time(), reason, run_id),
+        )
+        return changed > 0
 
     async def get(self, run_id: str) -> RunRecord | None:
         """The run `run_id`, or `None`."""
-        async with self._lock:
-            async with self._conn.execute(
-                f"SELECT {_COLUMNS} FROM runs WHERE run_id = ?",
-                (run_id,),
-            ) as cur:
-                row = await cur.fetchone()
-            return RunRecord(*row) if row else None
+        row = await self._db.fetchone(f"SELECT {_COLUMNS} FROM runs WHERE run_id = ?", (run_id,))
+        return RunRecord(*row) if row else None
 
     async def for_thread(self, thread_id: str) -> list[RunRecord]:
         """Runs of `thread_id`, oldest first."""
-        async with self._lock:
-            async with self._conn.execute(
-                f"SELECT {_COLUMNS} FROM runs WHERE thread_id = ? ORDER BY started_at",
-                (thread_id,),
-            ) as cur:
-                rows = await cur.fetchall()
-            return [RunRecord(*row) for row in rows]
+        rows = await self._db.fetchall(
+            f"SELECT {_COLUMNS} FROM runs WHERE thread_id = ? ORDER BY started_at", (thread_id,)
+        )
+        return [RunRecord(*row) for row in rows]

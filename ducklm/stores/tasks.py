@@ -42,17 +42,15 @@ class Tasks:
     """The `tasks` table."""
 
     def __init__(self, db: Database) -> None:
-        self._conn = db.conn
-        self._lock = db.lock
+        self._db = db
 
     async def start(self, task_id: str, thread_id: str, message: str) -> None:
-        """Record a new task (committed with the run's first audit event)."""
+        """Record a new task."""
         now = time.time()
-        async with self._lock:
-            await self._conn.execute(
-                f"INSERT INTO tasks ({_COLUMNS}) VALUES (?, ?, ?, 'running', ?, ?, NULL, NULL)",
-                (task_id, thread_id, message, now, now),
-            )
+        await self._db.execute(
+            f"INSERT INTO tasks ({_COLUMNS}) VALUES (?, ?, ?, 'running', ?, ?, NULL, NULL)",
+            (task_id, thread_id, message, now, now),
+        )
 
     async def set_status(
         self,
@@ -61,17 +59,12 @@ class Tasks:
         *,
         answer: str | None = None,
         error: str | None = None,
-        commit: bool = True,
     ) -> None:
         """Move `task_id` to `status`; `answer` and `error` replace the stored ones."""
-        async with self._lock:
-            await self._conn.execute(
-                "UPDATE tasks SET status = ?, updated_at = ?, answer = ?, error = ? "
-                "WHERE task_id = ?",
-                (status, time.time(), answer, error, task_id),
-            )
-            if commit:
-                await self._conn.commit()
+        await self._db.execute(
+            "UPDATE tasks SET status = ?, updated_at = ?, answer = ?, error = ? WHERE task_id = ?",
+            (status, time.time(), answer, error, task_id),
+        )
 
     async def get(self, task_id: str) -> TaskRecord | None:
         """The task `task_id`, or `None`."""
@@ -102,9 +95,5 @@ class Tasks:
         )
 
     async def _select(self, where: str, params: tuple[object, ...]) -> builtins.list[TaskRecord]:
-        async with (
-            self._lock,
-            self._conn.execute(f"SELECT {_COLUMNS} FROM tasks {where}", params) as cur,
-        ):
-            rows = await cur.fetchall()
+        rows = await self._db.fetchall(f"SELECT {_COLUMNS} FROM tasks {where}", params)
         return [TaskRecord(*row) for row in rows]

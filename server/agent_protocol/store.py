@@ -1,8 +1,8 @@
 """The Agent Protocol's threads: which exist, when, their metadata, their last failure.
 
 Values and interrupts are not copied here: they are read from the checkpointer, which
-stays the one source of a thread's state. The table lives in DuckLM's own database and
-follows its rule: every operation holds the database's lock up to its commit.
+stays the one source of a thread's state. The table lives in DuckLM's own database
+(SQLite or PostgreSQL, `ducklm.stores.db`).
 """
 
 from __future__ import annotations
@@ -50,51 +50,38 @@ class ThreadStore:
     """The `ap_threads` table."""
 
     def __init__(self, db: Database) -> None:
-        self._conn = db.conn
-        self._lock = db.lock
+        self._db = db
 
     @classmethod
     async def open(cls, db: Database) -> ThreadStore:
         """The store on `db`, its table created if missing."""
-        async with db.lock:
-            await db.conn.executescript(SCHEMA)
-            await db.conn.commit()
+        await db.create_tables(SCHEMA)
         return cls(db)
 
     async def create(self, thread_id: str, metadata: dict[str, Any]) -> ThreadRecord | None:
         """Add a thread; `None` when `thread_id` already exists."""
         now = time.time()
-        async with self._lock:
-            cursor = await self._conn.execute(
-                "INSERT OR IGNORE INTO ap_threads (thread_id, created_at, updated_at, metadata) "
-                "VALUES (?, ?, ?, ?)",
-                (thread_id, now, now, json.dumps(metadata)),
-            )
-            await self._conn.commit()
-        if cursor.rowcount == 0:
+        inserted = await self._db.execute(
+            "INSERT INTO ap_threads (thread_id, created_at, updated_at, metadata) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (thread_id) DO NOTHING",
+            (thread_id, now, now, json.dumps(metadata)),
+        )
+        if inserted == 0:
             return None
         return ThreadRecord(thread_id, now, now, metadata, None)
 
     async def get(self, thread_id: str) -> ThreadRecord | None:
         """The thread `thread_id`, or `None`."""
-        async with (
-            self._lock,
-            self._conn.execute(
-                f"SELECT {_COLUMNS} FROM ap_threads WHERE thread_id = ?", (thread_id,)
-            ) as cursor,
-        ):
-            row = await cursor.fetchone()
+        row = await self._db.fetchone(
+            f"SELECT {_COLUMNS} FROM ap_threads WHERE thread_id = ?", (thread_id,)
+        )
         return ThreadRecord.from_row(row) if row else None
 
     async def list(self) -> list[ThreadRecord]:
         """Every thread, most recently updated first."""
-        async with (
-            self._lock,
-            self._conn.execute(
-                f"SELECT {_COLUMNS} FROM ap_threads ORDER BY updated_at DESC"
-            ) as cursor,
-        ):
-            rows = await cursor.fetchall()
+        rows = await self._db.fetchall(
+            f"SELECT {_COLUMNS} FROM ap_threads ORDER BY updated_at DESC"
+        )
         return [ThreadRecord.from_row(row) for row in rows]
 
     async def update(
@@ -110,32 +97,29 @@ class ThreadStore:
         Returns:
             The thread as updated, or `None` when it does not exist.
         """
-        async with self._lock:
-            async with self._conn.execute(
+        async with self._db.transaction():
+            # Read-merge-write: the thread's lock keeps another server's merge out between.
+            await self._db.serialize(f"ap_threads:{thread_id}")
+            row = await self._db.fetchone(
                 f"SELECT {_COLUMNS} FROM ap_threads WHERE thread_id = ?", (thread_id,)
-            ) as cursor:
-                row = await cursor.fetchone()
+            )
             if row is None:
                 return None
             record = ThreadRecord.from_row(row)
             merged = {**record.metadata, **(metadata or {})}
             kept_error = error if set_error else record.error
             now = time.time()
-            await self._conn.execute(
+            await self._db.execute(
                 "UPDATE ap_threads SET updated_at = ?, metadata = ?, error = ? WHERE thread_id = ?",
                 (now, json.dumps(merged), _json_or_null(kept_error), thread_id),
             )
-            await self._conn.commit()
         return ThreadRecord(thread_id, record.created_at, now, merged, kept_error)
 
     async def delete(self, thread_id: str) -> bool:
         """Forget `thread_id`; `False` when it did not exist."""
-        async with self._lock:
-            cursor = await self._conn.execute(
-                "DELETE FROM ap_threads WHERE thread_id = ?", (thread_id,)
-            )
-            await self._conn.commit()
-        return cursor.rowcount > 0
+        return (
+            await self._db.execute("DELETE FROM ap_threads WHERE thread_id = ?", (thread_id,)) > 0
+        )
 
 
 def _json_or_null(value: dict[str, Any] | None) -> str | None:

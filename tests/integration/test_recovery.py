@@ -5,12 +5,21 @@ from __future__ import annotations
 import asyncio
 import sys
 
+import pytest
+
 from ducklm.operator_stores import open_operator_stores
 from ducklm.owner import ProcessOwner
 from ducklm.recovery import INTERRUPTED_BY_RESTART
 from ducklm.runtime import DuckLM
 from ducklm.settings import Settings
 from ducklm.stores import Runs, Tasks
+from tests.support.postgres import on_backend
+
+
+@pytest.fixture
+def settings(settings: Settings, database_url: str | None) -> Settings:
+    """Recovery on both backends."""
+    return on_backend(settings, database_url)
 
 
 async def _dead_owner() -> ProcessOwner:
@@ -22,9 +31,9 @@ async def _dead_owner() -> ProcessOwner:
 
 async def _start(duck: DuckLM, owner: ProcessOwner, run_id: str) -> None:
     runs = Runs(duck.database, owner=owner)
-    await runs.start(run_id, f"thread-{run_id}", f"task-{run_id}", commit=False)
-    await Tasks(duck.database).start(f"task-{run_id}", f"thread-{run_id}", "hello")
-    await duck.database.conn.commit()
+    async with duck.database.transaction():
+        await runs.start(run_id, f"thread-{run_id}", f"task-{run_id}")
+        await Tasks(duck.database).start(f"task-{run_id}", f"thread-{run_id}", "hello")
 
 
 async def test_only_runs_of_dead_processes_are_marked(settings: Settings) -> None:

@@ -23,11 +23,9 @@ async def test_runs_without_task_ids_are_migrated(tmp_path: Path) -> None:
         await conn.executescript(OLD_RUNS)
         await conn.commit()
     async with open_database(path) as db:
-        async with db.conn.execute("SELECT run_id, task_id FROM runs") as cur:
-            assert await cur.fetchall() == [("r1", "r1")]
+        assert await db.fetchall("SELECT run_id, task_id FROM runs") == [("r1", "r1")]
         tasks = Tasks(db)
         await tasks.start("task-1", "t1", "hello")
-        await db.conn.commit()
         found = await tasks.get("task-1")
         assert found is not None
         assert found.status == "running"

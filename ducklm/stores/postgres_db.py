@@ -1,0 +1,128 @@
+"""DuckLM's tables in PostgreSQL, through a pool of psycopg async connections.
+
+Several `ducklm serve` processes, on one machine or many, share one database. What an
+in-process lock guarded on SQLite needs a database-side guarantee here: a unique index
+allows one running run per thread, and an advisory lock per thread numbers its events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
+
+from ducklm.stores.db import Database, Params, Row
+from ducklm.stores.schema import (
+    ONE_RUNNING_RUN,
+    POSTGRES_EXTRAS,
+    SCHEMA,
+    postgres_ddl,
+    postgres_sql,
+    statements,
+)
+
+POOL_MAX = 10
+SETUP_LOCK = "ducklm schema"
+"""Advisory lock key held while tables are created: two servers starting at once would
+otherwise race on PostgreSQL's catalog (`CREATE TABLE IF NOT EXISTS` is not atomic)."""
+
+
+class PostgresDatabase(Database):
+    """A connection pool; a `transaction()` keeps one connection for its whole block."""
+
+    dialect = "postgres"
+
+    def __init__(self, pool: AsyncConnectionPool[AsyncConnection[Any]]) -> None:
+        self.pool = pool
+        self._current: ContextVar[AsyncConnection[Any] | None] = ContextVar(
+            f"postgres-tx-{id(self)}", default=None
+        )
+
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        """Run one statement; return how many rows it changed."""
+        async with self._connection() as conn:
+            cur = await conn.execute(postgres_sql(sql), params)
+            return cur.rowcount
+
+    async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
+        """Run one statement per row, in one transaction."""
+        async with self._connection() as conn:
+            await conn.cursor().executemany(postgres_sql(sql), list(rows))
+
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+        """The first row, or `None`."""
+        async with self._connection() as conn:
+            cur = await conn.execute(postgres_sql(sql), params)
+            return await cur.fetchone()
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        """Every row of a query."""
+        async with self._connection() as conn:
+            cur = await conn.execute(postgres_sql(sql), params)
+            return await cur.fetchall()
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[None]:
+        """One pooled connection for the block; commit at its end, roll back if it raises."""
+        if self._current.get() is not None:
+            yield
+            return
+        async with self.pool.connection() as conn:
+            token = self._current.set(conn)
+            try:
+                async with conn.transaction():
+                    yield
+            finally:
+                self._current.reset(token)
+
+    async def serialize(self, key: str) -> None:
+        """Hold a transaction-scoped advisory lock on `key` (released at commit)."""
+        await self.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (key,))
+
+    async def create_tables(self, ddl: str) -> None:
+        """Create tables written for SQLite, under the setup lock."""
+        async with self.transaction():
+            await self.serialize(SETUP_LOCK)
+            for statement in statements(postgres_ddl(ddl)):
+                await self.execute(statement)
+
+    async def size(self) -> int:
+        """Bytes of the whole database (checkpoints included) on the server."""
+        row = await self.fetchone("SELECT pg_database_size(current_database())")
+        return int(row[0]) if row else 0
+
+    @asynccontextmanager
+    async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
+        # The pool commits a connection's transaction when it comes back (rolls back on
+        # an error), so a statement outside `transaction()` commits on its own.
+        current = self._current.get()
+        if current is not None:
+            yield current
+            return
+        async with self.pool.connection() as conn:
+            yield conn
+
+
+@asynccontextmanager
+async def setup_lock(pool: AsyncConnectionPool[Any]) -> AsyncIterator[None]:
+    """Hold the setup lock on a connection of `pool` for the block (any transaction mode)."""
+    async with pool.connection() as conn:
+        await conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (SETUP_LOCK,))
+        try:
+            yield
+        finally:
+            await conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (SETUP_LOCK,))
+
+
+@asynccontextmanager
+async def open_postgres(url: str) -> AsyncIterator[PostgresDatabase]:
+    """Open a pool on `url` and create DuckLM's tables when missing."""
+    async with AsyncConnectionPool(url, min_size=1, max_size=POOL_MAX, open=False) as pool:
+        await pool.wait()
+        db = PostgresDatabase(pool)
+        await db.create_tables(SCHEMA + ";\n" + ";\n".join((*POSTGRES_EXTRAS, ONE_RUNNING_RUN)))
+        yield db
