@@ -1,0 +1,126 @@
+"""DuckLM's tables on both backends: the stores, and what two processes must not break.
+
+Two `open_database` calls on one location stand for two processes: each has its own
+connection (SQLite) or pool (PostgreSQL), so only the database's own guarantees keep
+them apart, never an in-process lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from ducklm.settings import Settings
+from ducklm.stores import (
+    ApprovalRules,
+    AuditLog,
+    CommandIntents,
+    Conversations,
+    Database,
+    Runs,
+    Tasks,
+    ThreadRunning,
+    open_database,
+)
+from ducklm.stores.experience import ExperienceLog, ExperienceRecord
+from tests.support.postgres import on_backend
+
+
+@pytest.fixture
+def settings(settings: Settings, database_url: str | None) -> Settings:
+    """Every test here on SQLite, then on PostgreSQL."""
+    return on_backend(settings, database_url)
+
+
+@pytest.fixture
+async def db(settings: Settings) -> AsyncIterator[Database]:
+    """DuckLM's tables on the test's backend."""
+    await asyncio.to_thread(settings.data_dir.mkdir, parents=True)
+    async with open_database(settings.database_location) as opened:
+        yield opened
+
+
+@pytest.fixture
+async def other(settings: Settings, db: Database) -> AsyncIterator[Database]:
+    """A second opening of the same tables, as another process has."""
+    async with open_database(settings.database_location) as opened:
+        yield opened
+
+
+async def test_conversations_tasks_and_runs_round_trip(db: Database) -> None:
+    conversations, tasks = Conversations(db), Tasks(db)
+    created = await conversations.create("c1", title="First")
+    assert (await conversations.create("c1", title="ignored")).title == created.title
+    await conversations.touch("c1", "a later message", "/w")
+    found = await conversations.get("c1")
+    assert found is not None and (found.title, found.workspace) == ("First", "/w")
+    assert await conversations.rename("c1", "Renamed")
+    assert not await conversations.rename("nope", "x")
+    for n in range(3):
+        await tasks.start(f"t{n}", "c1", f"message {n}")
+    await tasks.set_status("t2", "completed", answer="done")
+    latest = await tasks.latest("c1")
+    assert latest is not None and (latest.task_id, latest.answer) == ("t2", "done")
+    assert [t.task_id for t in await tasks.list("c1")] == ["t2", "t1", "t0"]
+    assert {t.task_id for t in await tasks.open_tasks()} == {"t0", "t1"}
+    runs = Runs(db)
+    await runs.start("r1", "c1", "t0")
+    await runs.finish("r1", "completed", answer="hi")
+    (run,) = await runs.for_thread("c1")
+    assert (run.status, run.answer, run.task_id) == ("completed", "hi", "t0")
+    assert await conversations.delete("c1")
+    assert await tasks.list("c1") == [] and await runs.for_thread("c1") == []
+
+
+async def test_rules_intents_and_experience(db: Database) -> None:
+    rules = ApprovalRules(db)
+    first = await rules.add("shell", "ls", "list")
+    assert (await rules.add("shell", "ls")).id == first.id
+    assert [r.pattern for r in await rules.list()] == ["ls"]
+    assert await rules.revoke(first.id) and not await rules.revoke(first.id)
+    intents = CommandIntents(db)
+    assert await intents.begin("call-1", "c1", "ls")
+    assert not await intents.begin("call-1", "c1", "ls")
+    await intents.finish("call-1", 0)
+    intent = await intents.get("call-1")
+    assert intent is not None and intent.exit_code == 0
+    log = ExperienceLog(db)
+    stored = await log.add(ExperienceRecord("", "c1", None, 0.5, "ok", ["a"], [], "lesson"))
+    (back,) = await log.list(thread_id="c1")
+    assert back == stored and isinstance(back.created_at, float)
+
+
+async def test_a_failed_transaction_leaves_nothing(db: Database) -> None:
+    tasks = Tasks(db)
+    with pytest.raises(RuntimeError):
+        async with db.transaction():
+            await tasks.start("t1", "c1", "hello")
+            raise RuntimeError("boom")
+    assert await tasks.get("t1") is None
+
+
+async def test_one_running_run_per_thread_across_processes(db: Database, other: Database) -> None:
+    await Runs(db).start("r1", "c1", "t1")
+    with pytest.raises(ThreadRunning):
+        await Runs(other).start("r2", "c1", "t1")
+    await Runs(other).start("r3", "c2", "t2")  # another thread is free
+    await Runs(db).finish("r1", "completed")
+    await Runs(other).start("r2", "c1", "t1")  # free again once the first ended
+    assert [r.run_id for r in await Runs(db).for_thread("c1")] == ["r1", "r2"]
+
+
+async def test_two_writers_never_share_an_event_number(db: Database, other: Database) -> None:
+    async def write(store: AuditLog, n: int) -> int:
+        return await store.append("c1", None, {"type": "note", "n": n})
+
+    seqs = await asyncio.gather(*(write(AuditLog(db if n % 2 else other), n) for n in range(60)))
+    assert sorted(seqs) == list(range(1, 61))
+    stored = await AuditLog(db).list("c1")
+    assert [e.seq for e in stored] == list(range(1, 61))
+    assert sorted(e.data["n"] for e in stored) == list(range(60))
+
+
+async def test_size_is_reported(db: Database) -> None:
+    assert await db.size() > 0
