@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Debian packages DuckLM needs beside its Python ones: bubblewrap (the command sandbox);
-# with --test also chromium (the browser the web-chat tests drive through Playwright).
+# with --test also chromium (the browser the web-chat tests drive through Playwright) and
+# postgresql (the server the PostgreSQL backend's tests run on; scripts/test-postgres.sh
+# starts it).
 # Installs what is missing; without root or sudo, says what to install instead.
 set -euo pipefail
 need=()
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 if [ "${1:-}" = "--test" ]; then
   command -v chromium >/dev/null 2>&1 || need+=(chromium)
+  compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need+=(postgresql)
 fi
 [ ${#need[@]} -eq 0 ] && exit 0
 
@@ -21,5 +24,8 @@ else
   esac
   case " ${need[*]} " in
     *" chromium "*) echo "Until then the browser tests (tests/e2e) are skipped." >&2 ;;
+  esac
+  case " ${need[*]} " in
+    *" postgresql "*) echo "Until then the PostgreSQL tests are skipped." >&2 ;;
   esac
 fi
