@@ -10,6 +10,7 @@ instead of starting it again.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from ducklm.context import DuckContext
 from ducklm.events import emit
 from ducklm.graph.state import DuckState
 from ducklm.nodes.tool_questions import Asking, ask_password, ask_person
+from ducklm.tools.coder_tools import CODER_TOOL_NAMES
 from ducklm.tools.errors import ToolError
 from ducklm.tools.hitl import Decision
 from ducklm.tools.policy import PolicyEnv, Verdict, assess
@@ -84,21 +86,28 @@ async def run_tools(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str
         commands=ctx.commands,
         sandboxed=ctx.protection != "none",
     )
-    planned = [await _plan(call, ctx, env) for call in last.tool_calls]
+    proposals = state.code_proposals
+    planned = [await _plan(call, ctx, env, proposals) for call in last.tool_calls]
     decisions = ask_person([Asking(p.call, p.verdict) for p in planned if p.needs_person])
     messages = [_invalid(bad) for bad in last.invalid_tool_calls]
     for item in planned:
         decision = decisions.get(item.call["id"] or "")
-        messages.append(await _execute(item, decision, runtime, env))
+        messages.append(await _execute(item, decision, runtime, env, proposals))
     return {"messages": messages}
 
 
-async def _plan(call: ToolCall, ctx: DuckContext, env: PolicyEnv) -> PlannedCall:
+async def _plan(
+    call: ToolCall, ctx: DuckContext, env: PolicyEnv, proposals: dict[str, dict[str, Any]]
+) -> PlannedCall:
     tool = ctx.tools.get(call["name"])
     if tool is None:
         problem = UNKNOWN_TOOL.format(name=call["name"], names=", ".join(ctx.tools.names))
         return PlannedCall(call, None, Verdict("deny", "unknown tool"), problem)
     verdict = await asyncio.to_thread(assess, call["name"], call["args"], env)
+    diff = (proposals.get(call["id"] or "") or {}).get("diff")
+    if verdict.action == "ask" and call["name"] in CODER_TOOL_NAMES and diff:
+        # The person decides on the change itself, not on a description of it.
+        verdict = dataclasses.replace(verdict, reason=f"{verdict.reason}:\n{diff}")
     if verdict.action == "ask" and verdict.rule_key:
         rule = await ctx.approvals.find(call["name"], verdict.rule_key)
         if rule is not None:
@@ -107,12 +116,18 @@ async def _plan(call: ToolCall, ctx: DuckContext, env: PolicyEnv) -> PlannedCall
 
 
 async def _execute(
-    item: PlannedCall, decision: Decision | None, runtime: Runtime[DuckContext], env: PolicyEnv
+    item: PlannedCall,
+    decision: Decision | None,
+    runtime: Runtime[DuckContext],
+    env: PolicyEnv,
+    proposals: dict[str, dict[str, Any]],
 ) -> ToolMessage:
     call, args = item.call, item.call["args"]
     if decision is not None and decision["type"] == "edit":
         args = decision["edited_action"]["args"]
     emit(runtime, "tool_call_started", call_id=call["id"], tool=call["name"], args=args)
+    if call["name"] in CODER_TOOL_NAMES:
+        args = {**args, "proposal": proposals.get(call["id"] or "")}
     outcome = await _outcome(item, decision, args, runtime, env)
     limit = runtime.context.settings.max_tool_output_chars
     facts = dict(outcome.facts)

@@ -13,6 +13,7 @@ from langchain_core.messages.tool import ToolCall
 from langgraph.types import interrupt
 
 from ducklm.secrets import SecretVault
+from ducklm.tools.coder_tools import CODER_TOOL_NAMES
 from ducklm.tools.hitl import (
     DECISION_TYPES,
     ActionRequest,
@@ -42,7 +43,7 @@ def ask_person(asking: Sequence[Asking]) -> dict[str, Decision]:
     """One interrupt for every call that needs a person; the decisions by call id."""
     if not asking:
         return {}
-    request = build_request([(_action_request(a), _allowed(a.verdict)) for a in asking])
+    request = build_request([(_action_request(a), _allowed(a)) for a in asking])
     error: str | None = None
     while True:
         response = interrupt(request if error is None else {**request, "error": error})
@@ -86,7 +87,12 @@ def _action_request(item: Asking) -> ActionRequest:
     }
 
 
-def _allowed(verdict: Verdict) -> list[DecisionType]:
-    if verdict.rule_key:
-        return list(DECISION_TYPES)
-    return [d for d in DECISION_TYPES if d != "allow_forever"]
+def _allowed(item: Asking) -> list[DecisionType]:
+    allowed = list(DECISION_TYPES)
+    if not item.verdict.rule_key:
+        allowed.remove("allow_forever")
+    if item.call["name"] in CODER_TOOL_NAMES:
+        # An edit would change the request after the coder answered it: the person
+        # approves or rejects the proposed change (a rejection's message tells why).
+        allowed.remove("edit")
+    return allowed

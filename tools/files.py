@@ -69,7 +69,7 @@ async def file_write(  # noqa: D417  workspace is injected, not the model's
         content: The full new text of the file.
         overwrite: Replace the file if it already exists (the user is asked first).
     """
-    return await asyncio.to_thread(_write, workspace, path, content, overwrite)
+    return await asyncio.to_thread(write_text, workspace, path, content, overwrite)
 
 
 @tool(parse_docstring=True)
@@ -127,7 +127,13 @@ def _read(workspace: Path, path: str) -> str:
     return text
 
 
-def _write(workspace: Path, path: str, content: str, overwrite: bool) -> str:
+def write_text(workspace: Path, path: str, content: str, overwrite: bool) -> str:
+    """Write `content` to `path` in the workspace, atomically; what was done. Blocking.
+
+    Raises:
+        ToolError: Too large, outside the workspace, a folder, or an existing file
+            without `overwrite`.
+    """
     if len(content) > MAX_WRITE_CHARS:
         raise ToolError(TOO_LARGE.format(size=len(content), limit=MAX_WRITE_CHARS))
     target = resolve_in_workspace(workspace, path)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ducklm.tools.coder_tools import CODER_TOOL_NAMES
 from ducklm.tools.command_policy import CommandPolicy
 from ducklm.tools.workspace import PathError, is_within, relative_name, resolve_in_workspace
 
@@ -58,6 +59,10 @@ def assess(name: str, args: dict[str, Any], env: PolicyEnv) -> Verdict:
         return ALLOW
     if name == "file_write":
         return _assess_write(args, env)
+    if name in CODER_TOOL_NAMES:
+        # The coder replaces the whole file: as a write with overwrite, so changing an
+        # existing file asks (with the diff), creating one does not.
+        return _assess_write({**args, "overwrite": True}, env)
     if name == "shell_exec":
         return _assess_shell(args, env)
     return Verdict("ask", f"{name} is not known to the policy")

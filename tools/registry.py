@@ -10,6 +10,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from ducklm.tokens import estimate_tokens
+from ducklm.tools.coder_tools import CODER_TOOLS
 from ducklm.tools.files import FILE_TOOLS
 from ducklm.tools.shell import shell_exec
 
@@ -20,6 +21,20 @@ class ToolRegistry:
     def __init__(self, tools: Iterable[BaseTool]) -> None:
         self._tools: Mapping[str, BaseTool] = {t.name: t for t in tools}
         self._schema_tokens: int | None = None
+        self._without: dict[frozenset[str], ToolRegistry] = {}
+
+    def without(self, names: Iterable[str]) -> ToolRegistry:
+        """These tools minus `names`: what a turn offers the model (built once per set).
+
+        Every schema costs a small model prompt tokens and attention, so tools a turn
+        does not need (the coder's, when the router sees no code work) are left out.
+        """
+        key = frozenset(n for n in names if n in self._tools)
+        if not key:
+            return self
+        if key not in self._without:
+            self._without[key] = ToolRegistry(t for n, t in self._tools.items() if n not in key)
+        return self._without[key]
 
     def get(self, name: str) -> BaseTool | None:
         """The tool called `name`, or `None`."""
@@ -68,4 +83,4 @@ class ToolRegistry:
 
 def default_tools() -> ToolRegistry:
     """The tools DuckLM ships with."""
-    return ToolRegistry((*FILE_TOOLS, shell_exec))
+    return ToolRegistry((*FILE_TOOLS, shell_exec, *CODER_TOOLS))

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ducklm.tools.errors import ToolError
-from ducklm.tools.files import _list, _read, _write
+from ducklm.tools.files import _list, _read, write_text
 from ducklm.tools.policy import PolicyEnv, assess
 from ducklm.tools.workspace import PathError, open_parent, resolve_in_workspace
 
@@ -79,7 +79,7 @@ REFUSED_WRITES = [
 def test_writes_that_are_refused_leave_the_outside_untouched(world: World, path: str) -> None:
     before = sorted(p.name for p in world.outside.iterdir())
     with pytest.raises(ToolError):
-        _write(world.ws, path, "pwned", overwrite=True)
+        write_text(world.ws, path, "pwned", overwrite=True)
     assert sorted(p.name for p in world.outside.iterdir()) == before
     assert (world.outside / "secret.txt").read_text() == "TOP SECRET"
     assert not Path("/tmp/ducklm-escape.txt").exists()
@@ -120,7 +120,7 @@ def test_writes_are_atomic_and_keep_the_mode(world: World) -> None:
     script = world.ws / "run.sh"
     script.write_text("echo old")
     script.chmod(0o755)
-    _write(world.ws, "run.sh", "echo new", overwrite=True)
+    write_text(world.ws, "run.sh", "echo new", overwrite=True)
     assert script.read_text() == "echo new"
     assert script.stat().st_mode & 0o777 == 0o755
     assert [p.name for p in world.ws.iterdir() if p.name.endswith(".tmp")] == []
@@ -128,7 +128,7 @@ def test_writes_are_atomic_and_keep_the_mode(world: World) -> None:
 
 def test_a_failed_write_keeps_the_original(world: World) -> None:
     with pytest.raises(ToolError, match="the limit is"):
-        _write(world.ws, "docs/a.md", "x" * 2_000_000, overwrite=True)
+        write_text(world.ws, "docs/a.md", "x" * 2_000_000, overwrite=True)
     assert (world.ws / "docs" / "a.md").read_text() == "inside"
 
 

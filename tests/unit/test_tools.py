@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ducklm.tools.errors import ToolError
-from ducklm.tools.files import FILE_EXISTS, _list, _read, _search, _write
+from ducklm.tools.files import FILE_EXISTS, _list, _read, _search, write_text
 from ducklm.tools.policy import PolicyEnv, assess
 from ducklm.tools.workspace import PathError, resolve_in_workspace
 
@@ -55,13 +55,13 @@ def test_symlink_leading_out_is_refused(ws: Path) -> None:
 
 def test_read_write_list_search(ws: Path) -> None:
     assert _read(ws, "docs/a.md") == "Duck facts\nducks quack\n"
-    assert _write(ws, "new/c.txt", "hello", overwrite=False) == "created new/c.txt (5 chars)"
+    assert write_text(ws, "new/c.txt", "hello", overwrite=False) == "created new/c.txt (5 chars)"
     assert (ws / "new" / "c.txt").read_text() == "hello"
     with pytest.raises(ToolError) as exists:
-        _write(ws, "new/c.txt", "again", overwrite=False)
+        write_text(ws, "new/c.txt", "again", overwrite=False)
     assert str(exists.value) == FILE_EXISTS.format(path="new/c.txt")
     assert (ws / "new" / "c.txt").read_text() == "hello"
-    assert _write(ws, "new/c.txt", "again", overwrite=True).startswith("replaced")
+    assert write_text(ws, "new/c.txt", "again", overwrite=True).startswith("replaced")
     assert _list(ws, ".").splitlines()[:2] == ["docs/", "new/"]
     assert _search(ws, "DUCK", "**/*", case_sensitive=False).splitlines() == [
         "docs/a.md:1: Duck facts",
@@ -74,7 +74,7 @@ def test_read_write_list_search(ws: Path) -> None:
 
 
 def test_no_temporary_file_is_left_behind(ws: Path) -> None:
-    _write(ws, "b.txt", "replaced", overwrite=True)
+    write_text(ws, "b.txt", "replaced", overwrite=True)
     assert sorted(p.name for p in ws.iterdir()) == ["b.txt", "docs"]
 
 
