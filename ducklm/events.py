@@ -14,6 +14,12 @@ from langgraph.runtime import Runtime
 
 EventType = Literal[
     "run_started",
+    "route_decided",
+    "plan_created",
+    "plan_step_started",
+    "plan_step_finished",
+    "plan_revised",
+    "code_proposed",
     "token",
     "reasoning",
     "tool_call_started",

@@ -40,10 +40,11 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ValidationError, field_validator
 
+from ducklm.tools.coder_tools import CODER_TOOL_NAMES as CODER_TOOLS
+
 Decision = Literal["recall", "plan", "coder", "critique"]
 DECISIONS: tuple[Decision, ...] = ("recall", "plan", "coder", "critique")
 """The decisions, in the order of `Route.reasons`."""
-CODER_TOOLS = frozenset({"generate_code", "fix_code", "refactor_code"})
 LONG_WORDS = 60
 """A request longer than this without sequence markers may hide several steps."""
 TWO_ACTIONS_WORDS = 25

@@ -24,16 +24,22 @@ from ducklm.context import DuckContext, RunSwitches
 from ducklm.graph.routing import (
     route_after_action,
     route_after_answer,
+    route_after_context,
     route_after_critic,
+    route_after_step,
     route_after_tool,
 )
 from ducklm.graph.state import DuckState, InputState
 from ducklm.model_errors import is_retryable
 from ducklm.nodes.action import decide_action
+from ducklm.nodes.coder import propose_code
 from ducklm.nodes.context import prepare_turn
 from ducklm.nodes.critic import reflect_on_turn
 from ducklm.nodes.memory_policy import decide_memory
+from ducklm.nodes.plan_steps import review_step
+from ducklm.nodes.planner import write_plan
 from ducklm.nodes.recall import recall_memories
+from ducklm.nodes.route import decide_turn_route
 from ducklm.nodes.thinker import write_answer
 from ducklm.nodes.tool import run_tools
 
@@ -68,11 +74,17 @@ def build_graph(
     # A graph with a default context therefore takes only the per-run switches.
     schema: type[Any] = RunSwitches if default_context else DuckContext
     builder = StateGraph(DuckState, context_schema=schema, input_schema=InputState)
+    # Nodes without a retry policy handle their model's failures themselves (a fallback,
+    # or a non-fatal error event), so a retry could only repeat their events.
     nodes: tuple[tuple[str, Node, RetryPolicy | None], ...] = (
+        ("route", decide_turn_route, None),
         ("context", prepare_turn, None),
         ("recall", recall_memories, None),
+        ("planner", write_plan, None),
         ("action", decide_action, retry),
+        ("coder", propose_code, None),
         ("tool", run_tools, None),
+        ("step_review", review_step, None),
         ("thinker", write_answer, retry),
         ("critic", reflect_on_turn, None),
         ("memory_policy", decide_memory, None),
@@ -80,12 +92,19 @@ def build_graph(
     for name, node, policy in nodes:
         fn: Any = _with_default_context(node, default_context) if default_context else node
         builder.add_node(name, fn, retry_policy=policy)
-    # context and recall share a superstep (one checkpoint); action waits for both.
-    builder.add_edge(START, "context")
-    builder.add_edge(START, "recall")
-    builder.add_edge(["context", "recall"], "action")
+    # The route comes first; context and recall share the next superstep (one
+    # checkpoint). Both route onward by the same pure function: a superstep ends only
+    # when all its nodes have, so the planner or the action runs once, after both.
+    builder.add_edge(START, "route")
+    builder.add_edge("route", "context")
+    builder.add_edge("route", "recall")
+    builder.add_conditional_edges("context", route_after_context)
+    builder.add_conditional_edges("recall", route_after_context)
+    builder.add_edge("planner", "action")
     builder.add_conditional_edges("action", route_after_action)
+    builder.add_edge("coder", "tool")
     builder.add_conditional_edges("tool", route_after_tool)
+    builder.add_conditional_edges("step_review", route_after_step)
     builder.add_conditional_edges("thinker", route_after_answer)
     builder.add_conditional_edges("critic", route_after_critic)
     builder.add_edge("memory_policy", END)

@@ -5,31 +5,49 @@ from __future__ import annotations
 from typing import Literal
 
 from langchain_core.messages import AIMessage
+from langchain_core.messages.tool import ToolCall
 
 from ducklm.graph.state import DuckState
+from ducklm.tools.coder_tools import CODER_TOOL_NAMES
 
 AfterAnswer = Literal["critic", "memory_policy", "__end__"]
 
 
+def route_after_context(state: DuckState) -> Literal["planner", "action"]:
+    """A turn the router marked as multi-step gets a plan first (once: not on resume)."""
+    route = state.route or {}
+    return "planner" if route.get("plan") and state.plan is None else "action"
+
+
 def route_after_action(
     state: DuckState,
-) -> Literal["tool", "thinker", "critic", "memory_policy", "__end__"]:
-    """Tool calls go to the tool node; without them, the answer is next.
+) -> Literal["coder", "tool", "step_review", "thinker", "critic", "memory_policy", "__end__"]:
+    """Tool calls go to the tool node; without them, the step review or the answer.
 
+    Calls to the coder tools pass through the coder node first, for their proposals.
     When the action role's reply already is the answer (`final` set), the thinker is
     skipped; otherwise the thinker writes it.
     """
     last = state.messages[-1] if state.messages else None
     if isinstance(last, AIMessage) and (last.tool_calls or last.invalid_tool_calls):
-        return "tool"
+        return "coder" if pending_coder_calls(state) else "tool"
+    if state.current_step:
+        return "step_review"
     if state.final:
         return route_after_answer(state)
     return "thinker"
 
 
-def route_after_tool(state: DuckState) -> Literal["action", "thinker"]:
-    """Back to the action role, unless the turn has used all its action steps."""
-    return "thinker" if state.step >= state.step_limit else "action"
+def route_after_tool(state: DuckState) -> Literal["action", "step_review", "thinker"]:
+    """Back to the action role, unless the turn (or plan step) used all its action steps."""
+    if state.step < state.step_limit:
+        return "action"
+    return "step_review" if state.current_step else "thinker"
+
+
+def route_after_step(state: DuckState) -> Literal["action", "thinker"]:
+    """The next (or retried) step goes to the action role; after the last, the answer."""
+    return "action" if state.current_step else "thinker"
 
 
 def route_after_answer(state: DuckState) -> AfterAnswer:
@@ -44,3 +62,15 @@ def route_after_answer(state: DuckState) -> AfterAnswer:
 def route_after_critic(state: DuckState) -> Literal["memory_policy", "__end__"]:
     """The memory policy runs when switched on."""
     return "memory_policy" if state.run_memory_policy else "__end__"
+
+
+def pending_coder_calls(state: DuckState) -> list[ToolCall]:
+    """The last action's coder calls that have no proposal yet."""
+    last = state.messages[-1] if state.messages else None
+    if not isinstance(last, AIMessage):
+        return []
+    return [
+        call
+        for call in last.tool_calls
+        if call["name"] in CODER_TOOL_NAMES and (call["id"] or "") not in state.code_proposals
+    ]

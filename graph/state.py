@@ -61,3 +61,22 @@ class DuckState(InputState):
     """Whether the critic reviews this turn (fixed when the turn starts)."""
     run_memory_policy: bool = True
     """Whether the memory policy reviews this turn (fixed when the turn starts)."""
+    route: dict[str, Any] | None = None
+    """The router's decision for this turn (`ducklm.router.Route` as a dict)."""
+    plan: dict[str, Any] | None = None
+    """The turn's plan (`ducklm.plans.Plan` as a dict), when the router asked for one."""
+    plan_status: dict[str, str] = field(default_factory=dict)
+    """Each plan step's status by step id: pending, running, done, failed or skipped."""
+    plan_results: dict[str, str] = field(default_factory=dict)
+    """A short result of each finished step, by step id, for later steps and the answer."""
+    current_step: str = ""
+    """The id of the plan step the action loop works on; empty outside a plan."""
+    step_started_at: int = 0
+    """Index in `messages` where the current plan step began (its messages follow)."""
+    step_attempts: int = 0
+    """Attempts of the current step so far (a failed step is retried once)."""
+    plan_revisions: int = 0
+    """How often the plan was revised this turn (once at most)."""
+    code_proposals: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The coder's proposed changes by tool call id, made before the write is approved,
+    so a resumed run writes what the person saw instead of asking the model again."""

@@ -17,7 +17,8 @@ from ducklm.context import DuckContext
 from ducklm.events import emit
 from ducklm.graph.state import DuckState
 from ducklm.nodes.action_json import decide_with_directive
-from ducklm.nodes.prompting import role_messages
+from ducklm.nodes.plan_text import step_brief
+from ducklm.nodes.prompting import offered_tools, role_messages
 
 
 async def decide_action(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
@@ -34,11 +35,12 @@ async def _decide_with_tools(state: DuckState, runtime: Runtime[DuckContext]) ->
     ctx = runtime.context
     system = ctx.prompts.render(
         "action", workspace=state.workspace, max_steps=ctx.settings.max_action_steps
-    )
-    model = ctx.models.with_tools("action", ctx.tools.tools)
+    ) + step_brief(state)
+    model = ctx.models.with_tools("action", offered_tools(state, ctx).tools)
     # When the thinker would send its request to this same model, a reply without tool
     # calls is the answer itself: its text streams as it comes and the thinker is skipped.
-    answer_streams = ctx.models.same_model("action", "thinker")
+    # Inside a plan step it is the step's result, not the answer: it stays quiet.
+    answer_streams = ctx.models.same_model("action", "thinker") and not state.current_step
     # Chunks are merged once at the end: adding each to a running sum costs 20 times more.
     chunks: list[AIMessageChunk] = []
     calling = False

@@ -24,7 +24,8 @@ from ducklm.context import DuckContext
 from ducklm.events import emit
 from ducklm.graph.state import DuckState
 from ducklm.llm import schema_instructions
-from ducklm.nodes.prompting import role_messages
+from ducklm.nodes.plan_text import step_brief
+from ducklm.nodes.prompting import offered_tools, role_messages
 from ducklm.nodes.structured import (
     JSONReplyError,
     parse_json,
@@ -69,17 +70,18 @@ class DirectiveError(ValueError):
 async def decide_with_directive(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
     """Ask the action role for a directive; turn its actions into tool calls."""
     ctx = runtime.context
+    tools = offered_tools(state, ctx)
     system = directive_prompt(
         ctx.prompts,
-        ctx.tools,
+        tools,
         structured_output=ctx.models.config("action").structured_output,
         workspace=state.workspace,
         max_steps=ctx.settings.max_action_steps,
-    )
+    ) + step_brief(state)
     messages = await role_messages(state, ctx, system)
     problem = ""
     for _attempt in range(2):
-        text, directive = await _ask(ctx, messages)
+        text, directive = await _ask(ctx, messages, tools)
         if isinstance(directive, Directive):
             return _apply(directive, runtime)
         problem = directive
@@ -108,11 +110,13 @@ def directive_prompt(
     return text
 
 
-async def _ask(ctx: DuckContext, messages: list[Any]) -> tuple[str, Directive | str]:
+async def _ask(
+    ctx: DuckContext, messages: list[Any], tools: ToolRegistry
+) -> tuple[str, Directive | str]:
     client = ctx.models.json_client("action", "action_directive", DIRECTIVE_SCHEMA)
     text = (await client.ainvoke(messages)).text
     try:
-        return text, parse_directive(text, ctx.tools)
+        return text, parse_directive(text, tools)
     except DirectiveError as exc:
         return text, str(exc)
 

@@ -52,7 +52,8 @@ async def prepare_turn(state: DuckState, runtime: Runtime[DuckContext]) -> dict[
         "memory_decisions": [],
         "skills": [s.id for s in skills],
         "step_limit": ctx.settings.max_action_steps,
-        "run_critic": ctx.critic_enabled,
+        # The router may leave the critic out (chit-chat) even when the run allows it.
+        "run_critic": ctx.critic_enabled and (state.route or {}).get("critique", True),
         "run_memory_policy": ctx.memory_enabled,
     }
     fresh |= await _summarize_overflow(dataclasses.replace(state, **fresh), runtime)

@@ -22,6 +22,8 @@ from ducklm.graph.state import DuckState
 from ducklm.nodes.transcript import as_text, for_native_tools
 from ducklm.skills import render_skills
 from ducklm.tokens import estimate_tokens, prefetched
+from ducklm.tools.coder_tools import CODER_TOOL_NAMES
+from ducklm.tools.registry import ToolRegistry
 
 
 async def pack_for_role(
@@ -41,7 +43,7 @@ async def pack_for_role(
         turn=turn,
         summary=state.summary,
     )
-    tools = ctx.tools.prompt_tokens() if native_tools else 0
+    tools = offered_tools(state, ctx).prompt_tokens() if native_tools else 0
     count = await prefetched(ctx.tokens, countable_texts(parts))
     return pack_context(parts, Budget.from_settings(ctx.settings, tools_tokens=tools), count)
 
@@ -54,3 +56,10 @@ async def role_messages(
     if native_tools:
         return packed.messages
     return [packed.messages[0], *as_text(packed.messages[1:])]
+
+
+def offered_tools(state: DuckState, ctx: DuckContext) -> ToolRegistry:
+    """The tools this turn offers the action role: the coder's only when routed to it."""
+    if (state.route or {}).get("coder"):
+        return ctx.tools
+    return ctx.tools.without(CODER_TOOL_NAMES)

@@ -46,7 +46,8 @@ async def recall_memories(state: DuckState, runtime: Runtime[DuckContext]) -> di
     """Search memory for the latest request and keep what helps."""
     ctx = runtime.context
     request = latest_request(state.messages)
-    if ctx.memory is None or not request.strip():
+    wanted = (state.route or {}).get("recall", True)  # the router's decision
+    if ctx.memory is None or not request.strip() or not wanted:
         return {"recalled": []} if state.recalled else {}
     thread_id = runtime.execution_info.thread_id if runtime.execution_info else None
     result = await ctx.memory.search(

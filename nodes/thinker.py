@@ -11,6 +11,7 @@ from ducklm.context import DuckContext
 from ducklm.events import emit
 from ducklm.graph.state import DuckState
 from ducklm.model_errors import PartialAnswerError
+from ducklm.nodes.plan_text import plan_report
 from ducklm.nodes.prompting import role_messages
 from ducklm.nodes.transcript import observations_text
 
@@ -23,7 +24,7 @@ async def write_answer(state: DuckState, runtime: Runtime[DuckContext]) -> dict[
     """Stream the thinker's answer to the turn."""
     ctx = runtime.context
     last = state.messages[-1] if state.messages else None
-    system = ctx.prompts.render("thinker", workspace=state.workspace)
+    system = ctx.prompts.render("thinker", workspace=state.workspace) + plan_report(state)
     notes = _notes(state, last)
     if notes:
         system += NOTES_HEADER + notes

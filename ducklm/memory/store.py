@@ -147,6 +147,11 @@ class MemoryStore:
             await self._guard(self._vectors.delete([memory_id]))
             return deleted
 
+    @property
+    def has_records(self) -> bool:
+        """Whether any memory is stored (superseded ones included); no I/O."""
+        return bool(self._seen)
+
     async def search(
         self,
         query: str,

@@ -64,7 +64,7 @@ async def test_malformed_reply_is_retried_then_fails(duck: DuckLM, llm: Scripted
 
 async def test_a_failing_critic_never_loses_the_answer(duck: DuckLM, llm: ScriptedLLM) -> None:
     llm.script(reply("Here is your answer."), reply("this is not json"), reply(status=500))
-    result = await duck.run("hello")
+    result = await duck.run("what do ducks eat?")
     assert result.status == "completed"
     assert result.answer == "Here is your answer."
     failures = [(e["type"], e["stage"]) for e in result.events if "stage" in e]

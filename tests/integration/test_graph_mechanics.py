@@ -42,10 +42,12 @@ async def test_a_run_without_context_uses_the_default(
     studio_graph: DuckGraph, llm: ScriptedLLM
 ) -> None:
     llm.script(reply("Hello from the graph."))
-    result = await studio_graph.ainvoke({"messages": [{"role": "user", "content": "hi"}]}, CONFIG)
+    ask = {"messages": [{"role": "user", "content": "tell me about the pond"}]}
+    result = await studio_graph.ainvoke(ask, CONFIG)
     assert result["final"] == "Hello from the graph."
     assert [m.type for m in result["messages"]] == ["human", "ai"]
-    # Without switches the critic and the memory policy run too (one request each).
+    # Without switches the critic and the memory policy run too (one request each); a
+    # greeting would have no critic (the router leaves chit-chat unreviewed).
     assert len(llm.requests) == 3
 
 

@@ -1,0 +1,66 @@
+"""How a plan reads in the prompts.
+
+The action role sees the current step (and earlier results it depends on); the thinker
+sees the whole plan with each step's outcome, for the final answer.
+"""
+
+from __future__ import annotations
+
+from ducklm.graph.state import DuckState
+from ducklm.plans import Plan
+
+RESULT_CHARS = 400
+"""Each earlier result shown to later steps and to the thinker, at most (the budget)."""
+
+STEP_BRIEF = """
+
+You are working on step {id} of a plan for the request: {goal}{hint}
+Do only this step. When it is done, reply with its result in a sentence or two, without
+calling a tool.{earlier}"""
+PLAN_REPORT = """
+
+The request was worked on as a plan. Its steps and what each did:
+{steps}
+In your answer, say briefly what each step did; say plainly which steps failed or were
+skipped and what is therefore missing."""
+
+
+def current_plan(state: DuckState) -> Plan | None:
+    """The turn's plan, if it has one."""
+    return Plan.model_validate(state.plan) if state.plan else None
+
+
+def step_brief(state: DuckState) -> str:
+    """Text for the action role's system prompt while a plan step runs; "" otherwise."""
+    plan = current_plan(state)
+    if plan is None or not state.current_step:
+        return ""
+    step = plan.step(state.current_step)
+    hint = f" (expected: {step.tool})" if step.tool else ""
+    earlier = [
+        f"- {dep}: {_clip(state.plan_results[dep])}"
+        for dep in step.depends_on or [s.id for s in plan.steps if s.id in state.plan_results]
+        if dep in state.plan_results
+    ]
+    shown = "\nResults of earlier steps:\n" + "\n".join(earlier) if earlier else ""
+    return STEP_BRIEF.format(id=step.id, goal=step.goal, hint=hint, earlier=shown)
+
+
+def plan_report(state: DuckState) -> str:
+    """Text for the thinker's system prompt after a plan ran; "" without a plan."""
+    plan = current_plan(state)
+    if plan is None:
+        return ""
+    lines = []
+    for step in plan.steps:
+        status = state.plan_status.get(step.id, "pending")
+        result = state.plan_results.get(step.id)
+        lines.append(
+            f"- [{status}] {step.id}: {step.goal}" + (f" -> {_clip(result)}" if result else "")
+        )
+    return PLAN_REPORT.format(steps="\n".join(lines))
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= RESULT_CHARS else text[: RESULT_CHARS - 1] + "\u2026"

@@ -1,0 +1,82 @@
+"""route: decide what the turn needs before anything else runs.
+
+The rules of `ducklm.router` decide from the request and a few facts of the run; only
+when they cannot (a long request without sequence markers, code mentioned without a
+verb) the `sys_util` role answers one small JSON question. The decision is a
+`route_decided` event with a reason per decision, and the graph's edges follow it:
+recall runs or returns at once, a multi-step task gets a plan, the coder tools are
+offered, the critic reviews. The node also clears the previous turn's plan.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langgraph.runtime import Runtime
+
+from ducklm.context import DuckContext
+from ducklm.events import emit
+from ducklm.graph.state import DuckState
+from ducklm.nodes.context import latest_request
+from ducklm.nodes.structured import ask_json, system_prompt, with_system
+from ducklm.router import Route, RouteAnswer, RouteFacts, decide_route, merge_answer, route_question
+
+log = logging.getLogger(__name__)
+
+# What a turn starts without: plans and coder proposals belong to the turn that made them.
+FRESH_TURN: dict[str, Any] = {
+    "plan": None,
+    "plan_status": {},
+    "plan_results": {},
+    "current_step": "",
+    "step_attempts": 0,
+    "plan_revisions": 0,
+    "step_started_at": 0,
+    "code_proposals": {},
+}
+
+
+async def decide_turn_route(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
+    """Route the turn; ask `sys_util` only for what the rules leave undecided."""
+    ctx = runtime.context
+    task = latest_request(state.messages)
+    facts = RouteFacts(
+        recall_enabled=ctx.memory is not None,
+        memory_has_records=ctx.memory is not None and ctx.memory.has_records,
+        critic_enabled=ctx.critic_enabled,
+        tools=frozenset(ctx.tools.names),
+    )
+    route = decide_route(task, facts)
+    if route.undecided:
+        route = merge_answer(route, await _ask_sys_util(ctx, task))
+    fields = route.event_fields()
+    emit(runtime, "route_decided", **fields)
+    update = {"route": fields, **FRESH_TURN}
+    # Only what changed: each written field is another blob in the checkpoint.
+    return {key: value for key, value in update.items() if getattr(state, key) != value}
+
+
+def stored_route(state: DuckState) -> Route | None:
+    """The route of this turn as decided by `decide_turn_route`, if it ran."""
+    if state.route is None:
+        return None
+    return Route(**{**state.route, "undecided": tuple(state.route.get("undecided", ()))})
+
+
+async def _ask_sys_util(ctx: DuckContext, task: str) -> Any:
+    schema = RouteAnswer.model_json_schema()
+    system = system_prompt(ctx, "sys_util", schema)
+    try:
+        _, raw = await ask_json(
+            ctx,
+            "sys_util",
+            "RouteAnswer",
+            schema,
+            with_system(system, [HumanMessage(route_question(task))]),
+        )
+    except Exception:  # the rules' conservative choice stands; the reason says so
+        log.warning("sys_util could not answer the route question", exc_info=True)
+        return None
+    return raw
