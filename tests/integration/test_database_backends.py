@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -26,6 +27,10 @@ from ducklm.stores import (
 )
 from ducklm.stores.experience import ExperienceLog, ExperienceRecord
 from tests.support.postgres import on_backend
+from tests.support.scripted_llm import ScriptedLLM, reply
+from tests.support.server import Served
+
+QUIET = {"critic": False, "memory": False}
 
 
 @pytest.fixture
@@ -124,3 +129,26 @@ async def test_two_writers_never_share_an_event_number(db: Database, other: Data
 
 async def test_size_is_reported(db: Database) -> None:
     assert await db.size() > 0
+
+
+async def test_fifty_concurrent_conversations_lose_nothing(
+    served: Served, llm: ScriptedLLM
+) -> None:
+    llm.set_default(reply("done"))
+
+    async def chat(n: int) -> dict[str, Any]:
+        body = {"message": f"message {n}", "conversation_id": f"conv-{n}", **QUIET}
+        response = await served.client.post("/v1/chat", json=body, timeout=120)
+        assert response.status_code == 200, response.text
+        result: dict[str, Any] = response.json()
+        return result
+
+    results = await asyncio.gather(*(chat(n) for n in range(50)))
+    assert [r["status"] for r in results] == ["completed"] * 50
+    listed = (await served.client.get("/v1/conversations")).json()
+    assert {c["id"] for c in listed} == {f"conv-{n}" for n in range(50)}
+    for n, result in enumerate(results):
+        conversation = (await served.client.get(f"/v1/conversations/conv-{n}")).json()
+        assert [m["content"] for m in conversation["messages"]] == [f"message {n}", "done"]
+        events = (await served.client.get(f"/v1/tasks/{result['task_id']}/events")).json()
+        assert [e["seq"] for e in events] == list(range(1, len(events) + 1))

@@ -1,4 +1,6 @@
-"""The memory store on real parts: MiniLM, embedded Qdrant in tmp_path, DuckLM's SQLite.
+"""The memory store on real parts: MiniLM, embedded Qdrant in tmp_path, DuckLM's tables.
+
+The fixture-built stores run on both backends (SQLite, then PostgreSQL).
 
 Blockbuster (autouse) fails any test that loads the model, reads Qdrant's files or
 touches SQLite on the event loop, so these tests also prove all of that runs off it.
@@ -37,19 +39,22 @@ def _settings(tmp_path: Path, **overrides: Any) -> Settings:
 
 
 @pytest.fixture
-def mem_settings(tmp_path: Path) -> Settings:
-    return _settings(tmp_path)
+def mem_settings(tmp_path: Path, database_url: str | None) -> Settings:
+    return _settings(tmp_path, database_url=database_url)
 
 
 @pytest.fixture
 async def store(mem_settings: Settings) -> AsyncIterator[MemoryStore]:
-    async with open_database(mem_settings.duck_db) as db, open_memory(mem_settings, db) as mem:
+    async with (
+        open_database(mem_settings.database_location) as db,
+        open_memory(mem_settings, db) as mem,
+    ):
         yield mem
 
 
 @asynccontextmanager
 async def _open(settings: Settings) -> AsyncIterator[MemoryStore]:
-    async with open_database(settings.duck_db) as db, open_memory(settings, db) as mem:
+    async with open_database(settings.database_location) as db, open_memory(settings, db) as mem:
         yield mem
 
 

@@ -80,3 +80,21 @@ def test_bad_models_file_says_where(tmp_path: Path, text: str, expected: str) ->
     models.write_text(text)
     with pytest.raises(ModelsConfigError, match=expected):
         load_roles(models)
+
+
+def test_database_url_takes_postgres_only_and_never_echoes_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("DUCK_DATABASE_URL", "mysql://duck:s3cret@db/duck")
+    with pytest.raises(SettingsError) as err:
+        load_settings(env_file=None)
+    assert "DUCK_DATABASE_URL" in str(err.value) and "postgresql://" in str(err.value)
+    assert "s3cret" not in str(err.value)
+    url = "postgres://duck:s3cret@db:5432/duck"
+    monkeypatch.setenv("DUCK_DATABASE_URL", url)
+    settings = load_settings(env_file=None, data_dir=tmp_path)
+    assert settings.database_location == settings.checkpoint_location == url
+    monkeypatch.delenv("DUCK_DATABASE_URL")
+    settings = load_settings(env_file=None, data_dir=tmp_path)
+    assert settings.database_location == tmp_path / "ducklm.sqlite"
+    assert settings.checkpoint_location == tmp_path / "checkpoints.sqlite"
