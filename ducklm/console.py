@@ -51,6 +51,39 @@ class ConsolePrinter:
         first = (item.get("output") or "").strip().splitlines()[:1]
         self._note(f"<- {item['tool']} {mark}" + (f": {first[0][:120]}" if first else ""))
 
+    def _on_route_decided(self, item: Event) -> None:
+        chosen = [name for name in ("plan", "coder") if item.get(name)]
+        if chosen:  # the everyday route (no plan, no coder) is not worth a line
+            self._note(f"(route) {' + '.join(chosen)}: {item['reasons'][1 if item['plan'] else 2]}")
+
+    def _on_plan_created(self, item: Event) -> None:
+        title = "Plan (one step: the model's plan was unusable)" if item["fallback"] else "Plan"
+        self._note(_plan_lines(title, item["plan"]))
+
+    def _on_plan_revised(self, item: Event) -> None:
+        self._note(_plan_lines(f"Plan revised ({item['reason'] or 'a step failed'})", item["plan"]))
+
+    def _on_plan_step_started(self, item: Event) -> None:
+        again = " (second attempt)" if item["attempt"] > 1 else ""
+        self._note(f"[step {item['index']}/{item['total']}] {item['goal']}{again}")
+
+    def _on_plan_step_finished(self, item: Event) -> None:
+        mark = "done" if item["status"] == "done" else "failed"
+        if item.get("retry"):
+            mark += ", trying again"
+        why = f" ({item['reason']})" if item.get("reason") and item["status"] != "done" else ""
+        self._note(f"[step {item['step_id']} {mark}]{why} {item.get('result', '')[:120]}")
+
+    def _on_code_proposed(self, item: Event) -> None:
+        if item.get("error"):
+            self._note(f"coder: {item['error']}")
+            return
+        lines = [f"coder: {item['path']}: {item.get('explanation', '')}"]
+        if not item.get("syntax_ok", True):
+            lines.append(f"  syntax error: {item.get('syntax_error')}")
+        lines.append(item.get("diff", "").rstrip())
+        self._note("\n".join(lines))
+
     def _on_approval_requested(self, item: Event) -> None:
         request = item["request"]
         lines = ["Approval needed:"]
@@ -104,3 +137,11 @@ async def print_run(stream: AsyncIterator[Event], printer: ConsolePrinter) -> in
 def _args(args: dict[str, Any]) -> str:
     shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
     return shown if len(shown) < 200 else shown[:200] + "..."
+
+
+def _plan_lines(title: str, plan: dict[str, Any]) -> str:
+    lines = [f"{title}:"]
+    for step in plan["steps"]:
+        after = f" (after {', '.join(step['depends_on'])})" if step.get("depends_on") else ""
+        lines.append(f"  {step['id']}. {step['goal']}{after}")
+    return "\n".join(lines)

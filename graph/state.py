@@ -75,6 +75,8 @@ class DuckState(InputState):
     """Index in `messages` where the current plan step began (its messages follow)."""
     step_attempts: int = 0
     """Attempts of the current step so far (a failed step is retried once)."""
+    step_feedback: str = ""
+    """Why the current step's first attempt failed, for its second attempt."""
     plan_revisions: int = 0
     """How often the plan was revised this turn (once at most)."""
     code_proposals: dict[str, dict[str, Any]] = field(default_factory=dict)

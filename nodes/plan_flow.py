@@ -33,6 +33,7 @@ def begin_next_step(
         "current_step": chosen.step_id or "",
         "step": 0,
         "step_attempts": 0,
+        "step_feedback": "",
         "step_started_at": len(state.messages),
         "final": "",
     }

@@ -73,10 +73,12 @@ async def review_step(state: DuckState, runtime: Runtime[DuckContext]) -> dict[s
             **finished,
         )
         step_started(runtime, plan, step.id, attempt=2)
-        note = {"note": RETRY_NOTE.format(id=step.id, reason=check.reason or "it did not succeed")}
+        reason = check.reason or "it did not succeed"
+        note = {"note": RETRY_NOTE.format(id=step.id, reason=reason)}
         return {
             "step": 0,
             "step_attempts": state.step_attempts + 1,
+            "step_feedback": reason,
             "step_started_at": len(state.messages),
             "final": "",
             "observations": [*state.observations, note],

@@ -17,6 +17,7 @@ STEP_BRIEF = """
 You are working on step {id} of a plan for the request: {goal}{hint}
 Do only this step. When it is done, reply with its result in a sentence or two, without
 calling a tool.{earlier}"""
+RETRY = "\nThis is the step's second attempt; the first was judged a failure: {reason}"
 PLAN_REPORT = """
 
 The request was worked on as a plan. Its steps and what each did:
@@ -43,6 +44,8 @@ def step_brief(state: DuckState) -> str:
         if dep in state.plan_results
     ]
     shown = "\nResults of earlier steps:\n" + "\n".join(earlier) if earlier else ""
+    if state.step_feedback:
+        shown += RETRY.format(reason=_clip(state.step_feedback))
     return STEP_BRIEF.format(id=step.id, goal=step.goal, hint=hint, earlier=shown)
 
 

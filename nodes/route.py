@@ -32,6 +32,7 @@ FRESH_TURN: dict[str, Any] = {
     "plan_results": {},
     "current_step": "",
     "step_attempts": 0,
+    "step_feedback": "",
     "plan_revisions": 0,
     "step_started_at": 0,
     "code_proposals": {},

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import deque
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,7 +14,7 @@ from ducklm.events import EVENT_TYPES
 from ducklm.settings import Settings
 from ducklm.skill_proposals import NewProposal, write_proposal
 from tests.support.cli import cli_env, run_cli
-from tests.support.scripted_llm import ScriptedLLM, call, reply
+from tests.support.scripted_llm import Reply, ScriptedLLM, call, reply
 
 pytestmark = pytest.mark.slow
 
@@ -27,6 +29,30 @@ async def test_chat_prints_the_streamed_answer(
     assert result.code == 0, result.stderr
     assert result.stdout == "Quack quack.\n"
     assert "[completed] thread" in result.stderr
+
+
+async def test_chat_prints_the_plan_and_its_progress(
+    settings: Settings, llm: ScriptedLLM, tmp_path: Path
+) -> None:
+    plan = {"steps": [{"id": "1", "goal": "Greet the ducks"}, {"id": "2", "goal": "Count them"}]}
+    actions = deque([reply("Greeted."), reply("There are three.")])
+
+    def answer(body: dict[str, Any]) -> Reply:
+        if "response_format" in body:
+            return reply(json.dumps(plan))
+        return actions.popleft() if "tools" in body else reply("I greeted and counted them.")
+
+    llm.set_responder(answer)
+    result = await run_cli(
+        "chat", "First greet the ducks, then count them.", "--no-critic", "--no-memory",
+        env=cli_env(settings), cwd=tmp_path,
+    )  # fmt: skip
+    assert result.code == 0, result.stderr
+    assert result.stdout == "I greeted and counted them.\n"
+    assert "Plan:\n  1. Greet the ducks\n  2. Count them\n" in result.stderr
+    assert "[step 1/2] Greet the ducks" in result.stderr
+    assert "[step 1 done] Greeted." in result.stderr
+    assert "[step 2 done] There are three." in result.stderr
 
 
 async def test_restart_then_resume_from_sqlite(
