@@ -10,7 +10,7 @@ from dataclasses import asdict
 from typing import Any
 
 from ducklm.doctor import check_models
-from ducklm.prune import PrunePolicy, prune
+from ducklm.prune import PrunePolicy, prune_configured
 from ducklm.roles import load_roles
 from ducklm.settings import Settings
 
@@ -20,7 +20,8 @@ def add_prune_commands(sub: Any) -> None:
     pruning = sub.add_parser(
         "prune",
         help="delete old checkpoints (never the ones a thread still needs); shows the size",
-        description="Delete old checkpoints from data/checkpoints.sqlite. The latest "
+        description="Delete old checkpoints from data/checkpoints.sqlite (or the "
+        "DUCK_DATABASE_URL database). The latest "
         "checkpoint of every thread, the ones its messages are rebuilt from, and threads "
         "with a running task are always kept. Give --keep-last, --older-than or both.",
     )
@@ -56,14 +57,7 @@ async def cmd_prune(settings: Settings, args: argparse.Namespace) -> int:
     def progress(step: str) -> None:
         print(f"{step}...", file=sys.stderr, flush=True)
 
-    report = await asyncio.to_thread(
-        prune,
-        settings.checkpoint_db,
-        settings.duck_db,
-        policy,
-        dry_run=args.dry_run,
-        progress=progress,
-    )
+    report = await prune_configured(settings, policy, dry_run=args.dry_run, progress=progress)
     if args.json:
         print(json.dumps(asdict(report)))
         return 0
@@ -77,8 +71,9 @@ async def cmd_prune(settings: Settings, args: argparse.Namespace) -> int:
         )
     for thread_id in report.skipped_threads:
         print(f"skipped thread {thread_id}: a task is running")
-    print(f"checkpoints.sqlite: {_mb(report.size_before)} before, {_mb(report.size_after)} after")
-    if report.deleted and not report.dry_run and not report.vacuumed:
+    where = "PostgreSQL database" if settings.database_url else "checkpoints.sqlite"
+    print(f"{where}: {_mb(report.size_before)} before, {_mb(report.size_after)} after")
+    if report.deleted and not report.dry_run and not report.vacuumed and not settings.database_url:
         print("VACUUM skipped (the file is busy): the freed space is reused, not returned")
     return 0
 

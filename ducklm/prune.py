@@ -14,8 +14,8 @@ the old ones, but never one a thread still needs:
 - anything of a thread whose task is running right now (it is skipped whole).
 
 A pending interrupt lives in the writes of its thread's latest checkpoint, which is
-always kept. Everything here is blocking SQLite work: call `prune` through
-`asyncio.to_thread`.
+always kept. `prune` is blocking SQLite work: call it through `asyncio.to_thread`, or
+call `prune_configured`, which also covers PostgreSQL (`ducklm.prune_postgres`).
 """
 
 from __future__ import annotations
@@ -29,9 +29,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psycopg
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from ducklm.settings import Settings
+from ducklm.stores import open_database
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +66,10 @@ class PrunePolicy:
 
 @dataclass
 class PruneReport:
-    """What a prune found and did. Sizes are bytes of the file plus its WAL."""
+    """What a prune found and did.
+
+    Sizes are bytes of the SQLite file plus its WAL, or of the PostgreSQL database.
+    """
 
     threads: int = 0
     checkpoints: int = 0
@@ -164,8 +169,8 @@ async def auto_prune(settings: Settings) -> PruneReport | None:
         return None
     policy = PrunePolicy(settings.prune_keep_last or 1, settings.prune_older_than_days)
     try:
-        report = await asyncio.to_thread(prune, settings.checkpoint_db, settings.duck_db, policy)
-    except (sqlite3.Error, OSError):
+        report = await prune_configured(settings, policy)
+    except (sqlite3.Error, psycopg.Error, OSError):
         log.exception("pruning checkpoints at start failed")
         return None
     log.info(
@@ -176,6 +181,30 @@ async def auto_prune(settings: Settings) -> PruneReport | None:
         report.size_after,
     )
     return report
+
+
+async def prune_configured(
+    settings: Settings,
+    policy: PrunePolicy,
+    *,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+) -> PruneReport:
+    """Prune where `settings` keep checkpoints: the SQLite file, or PostgreSQL."""
+    if settings.database_url is None:
+        return await asyncio.to_thread(
+            prune,
+            settings.checkpoint_db,
+            settings.duck_db,
+            policy,
+            dry_run=dry_run,
+            progress=progress,
+        )
+    # Imported here: ducklm.prune_postgres builds on this module's planning.
+    from ducklm.prune_postgres import prune_postgres  # noqa: PLC0415
+
+    async with open_database(settings.database_url) as db:
+        return await prune_postgres(db, policy, dry_run=dry_run, progress=progress)
 
 
 def _plan(
@@ -229,7 +258,7 @@ def _seed_probe(
 def _delete(conn: sqlite3.Connection, doomed: list[tuple[str, str, str]]) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
-        for batch in _batches(doomed):
+        for batch in batches(doomed):
             for table in ("writes", "checkpoints"):
                 conn.executemany(
                     f"DELETE FROM {table} "
@@ -266,6 +295,7 @@ def _running_threads(duck_db: Path) -> set[str]:
         conn.close()
 
 
-def _batches(items: list[tuple[str, str, str]]) -> Iterable[list[tuple[str, str, str]]]:
+def batches(items: list[tuple[str, str, str]]) -> Iterable[list[tuple[str, str, str]]]:
+    """`items` in slices small enough for one statement batch."""
     for start in range(0, len(items), _BATCH):
         yield items[start : start + _BATCH]

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from ducklm.prune import PrunePolicy, prune_configured
+from ducklm.runtime import DuckLM
 from ducklm.settings import Settings
 from ducklm.stores import (
     ApprovalRules,
@@ -152,3 +154,19 @@ async def test_fifty_concurrent_conversations_lose_nothing(
         assert [m["content"] for m in conversation["messages"]] == [f"message {n}", "done"]
         events = (await served.client.get(f"/v1/tasks/{result['task_id']}/events")).json()
         assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+
+
+async def test_prune_keeps_every_message(duck: DuckLM, llm: ScriptedLLM) -> None:
+    llm.set_default(reply("ok"))
+    for n in range(3):
+        await duck.run(f"turn {n}", thread_id="t1", critic=False, memory=False)
+    # A replay forks the last turn: the old branch is what a young thread may lose.
+    [_ async for _ in duck.replay("t1", critic=False, memory=False)]
+    before = [m.text for m in await duck.messages("t1")]
+    report = await prune_configured(duck.settings, PrunePolicy(keep_last=1))
+    assert 0 < report.deleted < report.checkpoints
+    assert report.size_before > 0 and report.size_after > 0
+    assert [m.text for m in await duck.messages("t1")] == before
+    again = await duck.run("turn 3", thread_id="t1", critic=False, memory=False)
+    assert again.status == "completed"
+    assert [m.text for m in await duck.messages("t1")] == [*before, "turn 3", "ok"]
