@@ -166,7 +166,7 @@ async def test_a_streamed_run_in_every_mode(client: LangGraphClient, llm: Script
     assert final["final"] == ANSWER
     # updates: one per node that ran.
     nodes = [name for update in data_of(parts, "updates") for name in update]
-    assert {"context", "recall", "action"} <= set(nodes)
+    assert {"route", "context", "recall", "action"} <= set(nodes)
     # messages-tuple: [chunk, metadata] per token, the answer's chunks from `action`.
     tuples = data_of(parts, "messages")
     assert all(isinstance(t, list) and len(t) == 2 for t in tuples)
@@ -176,6 +176,9 @@ async def test_a_streamed_run_in_every_mode(client: LangGraphClient, llm: Script
     # custom: DuckLM's own events from the nodes' stream writer.
     custom = data_of(parts, "custom")
     assert "".join(e["text"] for e in custom if e["type"] == "token") == ANSWER
+    # The route (and a plan's events, when there is one) arrive the same way.
+    (route,) = [e for e in custom if e["type"] == "route_decided"]
+    assert route["plan"] is False and len(route["reasons"]) == 4
 
     thread = await client.threads.get(thread_id)
     assert thread["status"] == "idle"
