@@ -6,6 +6,12 @@ Several processes may share a data dir (a CLI beside a server), so a run recorde
 reason "interrupted by restart", its task too, and its audit log ends with a `done`
 event saying so. `DuckLM.continue_run` (`ducklm resume THREAD`,
 `POST /v1/tasks/{id}/resume/stream`) goes on from its last checkpoint.
+
+With PostgreSQL (`DUCK_DATABASE_URL`) servers on several machines share the `runs`
+table. The rule stays: a process marks only runs whose owner ran on its own host and is
+gone; another host's runs count as alive, since only that host can tell. Host names must
+therefore be unique and stable per worker (docs/deployment.md says what to do about a
+host that never comes back).
 """
 
 from __future__ import annotations
