@@ -1,10 +1,11 @@
 """The database seam: DuckLM's tables on SQLite (one file) or PostgreSQL (several servers).
 
 Stores write portable SQL with `?` placeholders and standard `ON CONFLICT` clauses and
-call the five methods of `Database`; the two implementations adapt the rest (placeholders,
-column types, how a transaction holds its connection). Statements outside a
-`transaction()` block commit on their own; inside one, every statement of the task that
-opened it joins it, so a store method called from a transaction needs no extra argument.
+call `Database`'s methods; the two implementations adapt the rest (placeholders, column
+types, how a transaction holds its connection, how writers in other processes queue).
+Statements outside a `transaction()` block commit on their own; inside one, every
+statement of the task that opened it joins it, so a store method called from a
+transaction needs no extra argument (the block's connection is in a context variable).
 """
 
 from __future__ import annotations
