@@ -41,12 +41,16 @@ async def test_only_runs_of_dead_processes_are_marked(settings: Settings) -> Non
         me = await asyncio.to_thread(ProcessOwner.current)
         await _start(live, me, "alive")
         await _start(live, await _dead_owner(), "dead")
+        # A worker on another machine sharing the database: only its own host may judge.
+        await _start(live, ProcessOwner("other-host", "other-boot", me.pid + 1, 1), "remote")
         # What a second process opens at start (one DuckLM per process: Qdrant's lock).
         async with open_operator_stores(settings):
             pass
         alive = await live.task("task-alive")
+        remote = await live.task("task-remote")
         dead = await live.task("task-dead")
         assert alive is not None and alive.status == "running"
+        assert remote is not None and remote.status == "running"
         assert dead is not None
         assert (dead.status, dead.error) == ("interrupted", INTERRUPTED_BY_RESTART)
         (run,) = await live.runs("thread-dead")
