@@ -1,6 +1,7 @@
 // The question cards that pause a task until the person answers: the approval card
 // (allow once, allow forever, deny, edit) and the sudo password form.
 
+import { diffView, splitDiff } from "./diff.js";
 import { h, prettyJson } from "./dom.js";
 import { commandLine } from "./tool-card.js";
 
@@ -166,11 +167,14 @@ function allowedDecisions(actions, configs) {
 }
 
 function actionView(action, editor) {
+  // A coder write asks with the change as a diff after its one-line reason.
+  const { before, diff } = splitDiff(action.description ?? "");
   return h(
     "div",
     { class: "approval-action", testid: "approval-action" },
-    action.description ? h("p", { class: "action-description", text: action.description }) : null,
+    before ? h("p", { class: "action-description", testid: "action-description", text: before.replace(/:$/, "") }) : null,
     commandLine(action.name, action.args),
+    diff ? diffView(diff) : null,
     editor.wrapper,
   );
 }

@@ -1,7 +1,11 @@
 // The terminal-like card of one tool call: the command, its live status, its output
-// and exit code.
+// and exit code; for the coder tools also the proposed change as a highlighted diff.
 
+import { diffView, splitDiff } from "./diff.js";
 import { h, prettyJson } from "./dom.js";
+
+/** The tools whose calls propose a change to a file (`code_proposed`). */
+export const CODER_TOOLS = new Set(["generate_code", "fix_code", "refactor_code"]);
 
 // Arguments up to this long read best on the command's own line; longer ones are indented.
 const COMPACT_ARGS_CHARS = 80;
@@ -33,6 +37,7 @@ export class ToolCard {
     this.status = h("span", { class: "tool-status", testid: "tool-status", text: status });
     this.output = h("pre", { class: "terminal-output", testid: "tool-output", hidden: true });
     this.meta = h("p", { class: "tool-meta", testid: "tool-meta", hidden: true });
+    this.code = h("div", { class: "code-change", testid: "code-change", hidden: true });
     this.el = h(
       "section",
       {
@@ -43,18 +48,43 @@ export class ToolCard {
       },
       h("header", { class: "tool-head" }, h("span", { class: "tool-name", text: tool ?? "tool" }), this.status),
       commandLine(tool, args),
+      this.code,
       this.output,
       this.meta,
     );
   }
 
+  /**
+   * Show a coder proposal (`code_proposed`, or the diff fields of `tool_call_finished`):
+   * the explanation, a failed syntax check or error in plain words, and the diff.
+   */
+  showCode({ diff, explanation, syntax_ok: syntaxOk, syntax_error: syntaxError, error }) {
+    const parts = [];
+    if (explanation) parts.push(h("p", { class: "code-explanation", testid: "code-explanation", text: explanation }));
+    if (syntaxOk === false) {
+      const detail = syntaxError ? `: ${syntaxError}` : "";
+      parts.push(h("p", { class: "code-problem", testid: "code-syntax-error", text: `Syntax check failed${detail}` }));
+    }
+    if (error) parts.push(h("p", { class: "code-problem", testid: "code-error", text: `Coder error: ${error}` }));
+    if (diff) parts.push(diffView(diff));
+    if (!parts.length) return;
+    this.code.replaceChildren(...parts);
+    this.code.hidden = false;
+  }
+
   /** Show the result of `tool_call_finished` (or of a tool message from history). */
   finish({ status, output, exit_code: exitCode, truncated, decision, approved_by: approvedBy,
-    verdict, command_class: commandClass }) {
+    verdict, command_class: commandClass, diff }) {
     // A call the person denied "errors" for the model; to the person it was denied.
     const state = decision === "reject" ? "denied" : status || "done";
     this.el.dataset.status = state;
     this.status.textContent = state;
+    // A coder call's output ends with its diff: the diff is shown highlighted instead.
+    const coder = CODER_TOOLS.has(this.el.dataset.tool) && typeof output === "string";
+    const split = coder ? splitDiff(output) : null;
+    // (Its explanation is in the output's first line already.)
+    if (this.code.hidden && (split?.diff || diff)) this.showCode({ diff: diff || split.diff });
+    if (split?.diff) output = split.before;
     if (output !== undefined && output !== null && output !== "") {
       this.output.textContent = truncated ? `${output}\n… (output truncated)` : String(output);
       this.output.hidden = false;
