@@ -6,10 +6,12 @@
 // whose stream replays what happened so far and then follows it live.
 
 import * as api from "./api.js";
-import { beforeTask, historyNodes } from "./history.js";
+import { addAudited, beforeTask, historyView } from "./history.js";
 import { showError, showInfo } from "./notify.js";
 import { Turn, userMessage } from "./turn.js";
 
+// Past tasks whose audited events (route, plan, coder diffs) are loaded into history.
+const AUDITED_TASKS = 20;
 const REATTACH_LIMIT = 3;
 const REATTACH_DELAY_MS = 1000;
 const STICK_TO_BOTTOM_PX = 80;
@@ -58,9 +60,10 @@ export class Chat {
     }
     if (generation !== this.generation) return;
     const task = conversation.active_task;
-    this.transcript.append(...historyNodes(beforeTask(conversation.messages ?? [], task)));
+    const { nodes, exchanges } = historyView(beforeTask(conversation.messages ?? [], task));
+    this.transcript.append(...nodes);
     if (task) this.attach(task);
-    else this.loadLatestActivity(id, generation);
+    this.loadPastEvents(id, generation, exchanges, task);
   }
 
   /** Whether a task's stream is open (the view is live). */
@@ -274,15 +277,26 @@ export class Chat {
     }
   }
 
-  async loadLatestActivity(conversationId, generation) {
+  /**
+   * Past tasks' audited events: into their turns (route, plan, coder proposals), and the
+   * latest one into the activity drawer unless a task is active (its stream feeds it).
+   */
+  async loadPastEvents(conversationId, generation, exchanges, active) {
     try {
-      const query = { conversation_id: conversationId, limit: 1 };
-      const [latest] = await api.get(api.withQuery("/v1/tasks", query));
-      if (!latest || generation !== this.generation) return;
-      const events = await api.get(`/v1/tasks/${encodeURIComponent(latest.task_id)}/events`);
+      const query = { conversation_id: conversationId, limit: AUDITED_TASKS };
+      const tasks = (await api.get(api.withQuery("/v1/tasks", query)))
+        .filter((task) => task.task_id !== active?.task_id)
+        .reverse();
+      const loaded = await Promise.all(tasks.map(async (task) => ({
+        task,
+        events: await api.get(`/v1/tasks/${encodeURIComponent(task.task_id)}/events`),
+      })));
       if (generation !== this.generation) return;
-      this.activity.reset(latest.task_id);
-      for (const event of events) this.activity.record(event);
+      addAudited(exchanges, loaded);
+      const latest = loaded.at(-1);
+      if (!latest || active) return;
+      this.activity.reset(latest.task.task_id);
+      for (const event of latest.events) this.activity.record(event);
     } catch (error) {
       if (generation === this.generation) showError(error);
     }

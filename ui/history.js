@@ -1,5 +1,7 @@
 // A conversation's stored messages as transcript nodes: each person's message, then one
 // assistant turn for everything up to the next (answers, tool calls and their results).
+// What only the audit log holds (the route, the plan, the coder's proposals) is added to
+// those turns from their tasks' events (`addAudited`).
 
 import { Turn, userMessage } from "./turn.js";
 
@@ -23,20 +25,29 @@ export function beforeTask(messages, task) {
   return messages;
 }
 
-/** The transcript nodes for stored `messages` (`role`: user, assistant or tool). */
-export function historyNodes(messages) {
+/**
+ * The transcript for stored `messages` (`role`: user, assistant or tool).
+ *
+ * @returns {{nodes: HTMLElement[], exchanges: {message: string, turn: Turn|null}[]}}
+ *   The nodes, and each person's message with the turn that answered it (if any).
+ */
+export function historyView(messages) {
   const nodes = [];
+  const exchanges = [];
   let turn = null;
   for (const message of messages) {
     const text = textOf(message.content);
     if (message.role === "user") {
       turn = null;
+      exchanges.push({ message: text, turn: null });
       nodes.push(userMessage(text));
       continue;
     }
     if (!turn) {
       turn = new Turn();
       nodes.push(turn.el);
+      const exchange = exchanges.at(-1);
+      if (exchange && !exchange.turn) exchange.turn = turn;
     }
     if (message.role === "assistant") {
       turn.addText(text);
@@ -45,5 +56,23 @@ export function historyNodes(messages) {
       turn.addToolResult({ ...message, content: text });
     }
   }
-  return nodes;
+  return { nodes, exchanges };
+}
+
+/**
+ * Give each past task's audited events to the turn that answered its message.
+ *
+ * @param {{message: string, turn: Turn|null}[]} exchanges - From `historyView`, in order.
+ * @param {{task: object, events: object[]}[]} tasks - Oldest first.
+ */
+export function addAudited(exchanges, tasks) {
+  let next = 0;
+  for (const { task, events } of tasks) {
+    // Tasks and messages are in the same order; a task whose message is not (or no longer)
+    // stored is skipped without losing the place.
+    const found = exchanges.findIndex((e, i) => i >= next && e.message === task.message);
+    if (found < 0) continue;
+    next = found + 1;
+    exchanges[found].turn?.applyAudited(events);
+  }
 }

@@ -1,10 +1,13 @@
-// One assistant turn in the transcript: the answer text (Markdown), the reasoning, tool
-// cards and question cards, in the order they happened. A turn is built either live from
-// a task's events (`apply`) or from a conversation's stored messages (`addText` & co.).
+// One assistant turn in the transcript: the route line, the plan checklist, the answer
+// text (Markdown), the reasoning, tool and question cards, in the order they happened. A
+// turn is built either live from a task's events (`apply`) or from a conversation's
+// stored messages (`addText` & co.) plus its task's audited events (`applyAudited`).
 
 import { h } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
+import { PlanView } from "./plan.js";
 import { ApprovalCard, PasswordCard } from "./question-cards.js";
+import { routeLine } from "./route.js";
 import { ToolCard } from "./tool-card.js";
 
 /** What the status line says in each state of the task; completed says nothing. */
@@ -16,9 +19,25 @@ const STATUS_TEXT = {
   completed: "",
 };
 
+/** Audited event types that stored messages do not hold: a past turn adds them. */
+const AUDIT_ONLY = new Set([
+  "route_decided",
+  "plan_created",
+  "plan_step_started",
+  "plan_step_finished",
+  "plan_revised",
+  "code_proposed",
+]);
+
 /** Event type -> the Turn method that shows it. */
 const EVENT_HANDLERS = {
   run_started: "onRunStarted",
+  route_decided: "onRoute",
+  plan_created: "onPlanCreated",
+  plan_step_started: "onPlanStep",
+  plan_step_finished: "onPlanStep",
+  plan_revised: "onPlanRevised",
+  code_proposed: "onCodeProposed",
   token: "onToken",
   reasoning: "onReasoning",
   tool_call_started: "startTool",
@@ -39,6 +58,9 @@ export class Turn {
   constructor(handlers = {}) {
     this.handlers = handlers;
     this.tools = new Map();
+    this.proposals = new Map(); // call id -> code_proposed event, until its card exists
+    this.plan = null;
+    this.route = null;
     this.questions = [];
     this.text = null; // the text segment tokens go to: {el, source}
     this.reasoning = null; // the reasoning block reasoning goes to: {el, body}
@@ -58,6 +80,52 @@ export class Turn {
   apply(event) {
     const method = EVENT_HANDLERS[event.type];
     if (method) this[method](event);
+  }
+
+  onRoute(event) {
+    // One line per turn: a resumed run (or a replay) decides again, the line follows it.
+    const line = routeLine(event);
+    if (this.route) this.route.replaceWith(line);
+    else this.body.prepend(line);
+    this.route = line;
+  }
+
+  onPlanCreated(event) {
+    this.ensurePlan().onCreated(event);
+  }
+
+  onPlanRevised(event) {
+    this.ensurePlan().onRevised(event);
+  }
+
+  onPlanStep(event) {
+    const plan = this.ensurePlan();
+    if (event.type === "plan_step_started") plan.onStepStarted(event);
+    else plan.onStepFinished(event);
+  }
+
+  ensurePlan() {
+    if (!this.plan) {
+      this.breakSegments();
+      this.plan = new PlanView();
+      // After the route line, before what the steps do.
+      if (this.route) this.route.after(this.plan.el);
+      else this.body.prepend(this.plan.el);
+    }
+    return this.plan;
+  }
+
+  onCodeProposed(event) {
+    const card = this.tools.get(event.call_id);
+    if (card) card.showCode(event);
+    else this.proposals.set(event.call_id, event);
+  }
+
+  /** A past turn's audited events (its messages are shown already): the route and plan. */
+  applyAudited(events) {
+    for (const event of events) if (AUDIT_ONLY.has(event.type)) this.apply(event);
+    const done = events.findLast((event) => event.type === "done");
+    if (done && done.status !== "interrupted") this.plan?.end();
   }
 
   onToken(event) {
@@ -88,6 +156,7 @@ export class Turn {
     // A new run of the same task means the open question was answered (live, or earlier
     // when a reload replays the task).
     this.closeQuestions("Answered");
+    this.plan?.resume();
     this.runTokens = 0;
     this.setState("running");
   }
@@ -97,7 +166,10 @@ export class Turn {
     // only kept audited events) shows the final answer instead.
     if (this.runTokens === 0 && event.answer) this.addText(event.answer);
     const status = event.status ?? "completed";
-    if (status !== "interrupted") this.closeQuestions(status === "completed" ? "Answered" : "Closed");
+    if (status !== "interrupted") {
+      this.closeQuestions(status === "completed" ? "Answered" : "Closed");
+      this.plan?.end();
+    }
     this.setState(status);
   }
 
@@ -176,6 +248,8 @@ export class Turn {
     const card = new ToolCard({ callId: event.call_id, tool: event.tool, args: event.args });
     this.tools.set(event.call_id, card);
     this.body.append(card.el);
+    const proposal = this.proposals.get(event.call_id);
+    if (proposal) card.showCode(proposal);
     return card;
   }
 
