@@ -93,14 +93,15 @@ async def page(
     try:
         yield opened
     finally:
-        await _screenshot(opened, request.node.name)
+        await screenshot(opened, request.node.name)
         await context.close()
     assert not problems, problems
 
 
-async def _screenshot(page: Page, test_name: str) -> None:
+async def screenshot(page: Page, name: str) -> None:
+    """Save the whole page as tests/e2e/artifacts/<name>.png (also for states mid-test)."""
     # Playwright would write the file with a blocking call on the loop; we write it.
-    name = re.sub(r"[^\w.-]+", "_", test_name)
+    name = re.sub(r"[^\w.-]+", "_", name)
     image = await page.screenshot(full_page=True)
     await asyncio.to_thread(ARTIFACTS.mkdir, exist_ok=True)
     await asyncio.to_thread((ARTIFACTS / f"{name}.png").write_bytes, image)
