@@ -83,7 +83,7 @@ async def decide_with_directive(state: DuckState, runtime: Runtime[DuckContext])
     for _attempt in range(2):
         text, directive = await _ask(ctx, messages, tools)
         if isinstance(directive, Directive):
-            return _apply(directive, runtime)
+            return _apply(directive, runtime, in_step=bool(state.current_step))
         problem = directive
         messages = [
             *messages,
@@ -121,10 +121,16 @@ async def _ask(
         return text, str(exc)
 
 
-def _apply(directive: Directive, runtime: Runtime[DuckContext]) -> dict[str, Any]:
+def _apply(
+    directive: Directive, runtime: Runtime[DuckContext], *, in_step: bool
+) -> dict[str, Any]:
     if directive.reasoning:
         emit(runtime, "reasoning", text=directive.reasoning, source="action")
     if not directive.calls:
+        # Inside a plan step, a directive without actions ends the step: its reasoning
+        # is the step's result, kept in the transcript for the review and later steps.
+        if in_step and directive.reasoning.strip():
+            return {"messages": [AIMessage(content=directive.reasoning.strip())]}
         return {}
     return {"messages": [AIMessage(content="", tool_calls=directive.calls)]}
 

@@ -47,6 +47,9 @@ class Model:
             return reply(json.dumps(self.checks.popleft()))
         if schema == "Critique":
             return reply(json.dumps({"score": 0.7, "summary": "fine"}))
+        if schema == "action_directive":  # the action role in json tool mode
+            self.action_systems.append(body["messages"][0]["content"])
+            return self.actions.popleft()
         if schema is not None:
             raise AssertionError(f"unexpected JSON request {schema}")
         system = body["messages"][0]["content"]
@@ -203,3 +206,33 @@ async def test_a_single_request_has_no_plan(duck: DuckLM, model: Model) -> None:
     assert route["reasons"][1].startswith("A question")
     assert not of(result.events, "plan_created")
     assert result.answer == "Ducks eat plants."
+
+
+async def test_in_json_tool_mode_a_directive_without_actions_ends_the_step(
+    settings: Settings, llm: ScriptedLLM, model: Model, tmp_path: Path
+) -> None:
+    models = tmp_path / "models.yaml"
+    text = (
+        f"defaults: {{base_url: {llm.base_url}, model: m}}\nroles:\n  action: {{tool_mode: json}}\n"
+    )
+    await asyncio.to_thread(models.write_text, text)
+    model.plans.append(
+        json.dumps(
+            {"steps": [{"id": "1", "goal": "Say one thing"}, {"id": "2", "goal": "Say another"}]}
+        )
+    )
+    model.actions.extend(
+        reply(json.dumps({"reasoning": said, "actions": []})) for said in ("Said one.", "Said two.")
+    )
+    model.answers.append("Both said.")
+    async with DuckLM.open(settings.model_copy(update={"models_config": models})) as duck:
+        result = await duck.run(
+            "First say one thing, then say another.", critic=False, memory=False
+        )
+    assert result.status == "completed", result.events
+    finished = of(result.events, "plan_step_finished")
+    assert [(e["step_id"], e["status"], e["result"]) for e in finished] == [
+        ("1", "done", "Said one."),
+        ("2", "done", "Said two."),
+    ]
+    assert "Said one." in model.action_systems[1], "step 2 sees step 1's result"
