@@ -36,8 +36,12 @@ lint: install
 typecheck: install
 	scripts/typecheck.sh
 
+# The persistence tests run on SQLite and on a real PostgreSQL server: Debian's cluster on
+# loopback, started by scripts/test-postgres.sh (a URL already set wins; without a server
+# they skip, except under CI).
 test: test-system lint typecheck
-	$(PY) -m pytest
+	DUCK_TEST_DATABASE_URL="$${DUCK_TEST_DATABASE_URL:-$$(scripts/test-postgres.sh || true)}" \
+		$(PY) -m pytest
 
 bench: install
 	$(PY) scripts/bench/turn_overhead.py

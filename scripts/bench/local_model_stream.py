@@ -12,10 +12,9 @@ The rate is tokens after the first over the time they took: what the model's gen
 and every relay after it deliver. DuckLM's thinker sends its system prompt too, so its
 first token comes later (reported, not judged). Both share the machine's two cores with
 llama.cpp, so a relay that costs CPU shows up as a lower rate. Target: (b) >= 0.95x (a).
-The action role runs first on every DuckLM turn. It gets `structured_output: prompt` and
-128 tokens here (`BENCH_MODELS`): with llama-cpp-python's JSON-schema grammar, SmolLM2's
-directive for this story prompt was seen to stall for minutes, which is a separate
-problem (see docs/architecture.md, Local model) and not what this measures.
+The action role runs first on every DuckLM turn, with the models file `ducklm serve`
+picks for its own llama-cpp-python server (config/models.llama-cpp-python.yaml: JSON
+directives under a grammar); it is not part of the rate, only of the first token.
 Needs the `local` extra (`pip install -e '.[local]'`).
 
     .venv/bin/python scripts/bench/local_model_stream.py
@@ -34,7 +33,7 @@ from statistics import median
 from typing import Any
 
 import httpx
-from _common import at_least, duck_settings, header, median_ms, table
+from _common import REPO_ROOT, at_least, duck_settings, header, median_ms, table
 from server_latency import Stream, duck_token, ducklm_serve, post_stream, raw_token
 
 from ducklm import llama
@@ -46,12 +45,6 @@ TOKEN = "bench-token-0123456789abcdef"
 PROMPT = "Tell me a long story about a duck who learns to swim in a big lake."
 # What the thinker role sends (config/models*.yaml), so both sample alike.
 SAMPLING = {"temperature": 0.3, "max_tokens": 1024}
-BENCH_MODELS = """
-defaults: {base_url: http://127.0.0.1:8081/v1, model: local, structured_output: json_object_schema}
-roles:
-  thinker: {temperature: 0.3, max_output_tokens: 1024}
-  action: {temperature: 0.0, tool_mode: json, structured_output: prompt, max_output_tokens: 128}
-"""
 RAW = "(a) raw client -> local server"
 DUCK = "(b) DuckLM (ducklm serve) -> local server"
 
@@ -137,9 +130,9 @@ def main() -> None:
                 "DUCK_DATA_DIR": str(settings.data_dir),
                 "DUCK_WORKSPACE": str(settings.workspace),
                 "DUCK_API_TOKEN": TOKEN,
-                "DUCK_MODELS_CONFIG": str(root / "models.yaml"),
+                # The local server's own models file, as `ducklm serve` picks it.
+                "DUCK_MODELS_CONFIG": str(REPO_ROOT / "config" / "models.llama-cpp-python.yaml"),
             }
-            (root / "models.yaml").write_text(BENCH_MODELS, encoding="utf-8")
             with ducklm_serve(root, env) as (duck_url, _):
                 print(f"servers up in {time.perf_counter() - started:.1f} s ({record.kind})\n")
                 asyncio.run(bench(record.url, duck_url))
