@@ -17,7 +17,7 @@ from typing import Any
 
 from ducklm.events import Event
 from ducklm.runtime import DuckLM, NotWaitingError, new_thread_id
-from ducklm.stores import TaskRecord
+from ducklm.stores import TaskRecord, ThreadRunning
 from ducklm.tools.hitl import DecisionError, is_password_request, parse_decisions
 
 log = logging.getLogger(__name__)
@@ -143,7 +143,7 @@ class TaskHub:
             memory=memory,
             task_id=task_id,
         )
-        return self._launch(task_id, thread_id, events)
+        return await self._launch(task_id, thread_id, events)
 
     async def resume(
         self,
@@ -175,7 +175,7 @@ class TaskHub:
             self._busy.discard(task.thread_id)
             raise
         events = self._duck.resume(task.thread_id, decisions, critic=critic, memory=memory)
-        return self._launch(task_id, task.thread_id, events)
+        return await self._launch(task_id, task.thread_id, events)
 
     async def continue_task(self, task_id: str) -> LiveTask:
         """Go on with a task whose run stopped without a question (its process died).
@@ -192,7 +192,7 @@ class TaskHub:
         except BaseException:
             self._busy.discard(task.thread_id)
             raise
-        return self._launch(task_id, task.thread_id, self._duck.continue_run(task.thread_id))
+        return await self._launch(task_id, task.thread_id, self._duck.continue_run(task.thread_id))
 
     async def password(self, task_id: str, password: str | None) -> LiveTask:
         """Give (or, with `None`, refuse) the sudo password `task_id` waits for.
@@ -216,7 +216,7 @@ class TaskHub:
             events = self._duck.cancel_password(task.thread_id)
         else:
             events = self._duck.provide_password(task.thread_id, password)
-        return self._launch(task_id, task.thread_id, events)
+        return await self._launch(task_id, task.thread_id, events)
 
     async def cancel(self, task_id: str) -> str:
         """Stop a running task or give up one that waits; returns the new status.
@@ -260,10 +260,23 @@ class TaskHub:
             raise NotWaitingError(f"task {task_id!r} is not waiting for an answer ({task.status})")
         return task
 
-    def _launch(self, task_id: str, thread_id: str, events: AsyncIterator[Event]) -> LiveTask:
+    async def _launch(self, task_id: str, thread_id: str, events: AsyncIterator[Event]) -> LiveTask:
+        # The run is recorded before its first event. Another server on the same database
+        # may hold the thread (the busy set only sees this process): that must be a
+        # refusal the client gets (409), not a run that fails in the background.
+        try:
+            first = await anext(events)
+        except ThreadRunning as exc:
+            self._busy.discard(thread_id)
+            raise ThreadBusy(str(exc)) from None
+        except BaseException:
+            self._busy.discard(thread_id)
+            raise
         live = LiveTask(task_id, thread_id)
         self._live[task_id] = live
-        live.runner = asyncio.create_task(self._drive(live, events), name=f"ducklm-task-{task_id}")
+        live.runner = asyncio.create_task(
+            self._drive(live, _after(first, events)), name=f"ducklm-task-{task_id}"
+        )
         return live
 
     async def _drive(self, live: LiveTask, events: AsyncIterator[Event]) -> None:
@@ -298,3 +311,10 @@ def _ended(live: LiveTask, status: str) -> Event:
         "task_id": live.task_id,
         "thread_id": live.thread_id,
     }
+
+
+async def _after(first: Event, rest: AsyncIterator[Event]) -> AsyncIterator[Event]:
+    """`first`, then the events of `rest`."""
+    yield first
+    async for item in rest:
+        yield item

@@ -7,6 +7,8 @@ import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from ducklm.operator_stores import open_operator_stores
+from ducklm.settings import Settings
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 from tests.support.server import Served, sse_events, stream
 
@@ -208,3 +210,20 @@ async def test_following_a_continued_task_shows_its_earlier_runs_too(
     assert types.index("approval_requested") < types.index("tool_call_finished")
     assert "".join(e["text"] for e in events if e["type"] == "token") == "written now"
     assert events[-1]["status"] == "completed"
+
+
+async def test_a_thread_another_server_runs_is_refused_as_busy(
+    served: Served, settings: Settings
+) -> None:
+    # Another server on the same database runs the thread (this one's busy set is empty):
+    # its running run in the table is what tells.
+    async with open_operator_stores(settings) as other:
+        await other.runs.start("run-elsewhere", "shared-thread", "task-elsewhere")
+    response = await served.client.post(
+        "/v1/chat/stream", json={"message": "hi", "conversation_id": "shared-thread", **QUIET}
+    )
+    assert response.status_code == 409
+    assert "already running a task" in response.json()["detail"]
+    # Nothing was left behind: no task of this request, and the thread is free here.
+    tasks = await served.client.get("/v1/tasks", params={"conversation_id": "shared-thread"})
+    assert [t["task_id"] for t in tasks.json()] == []
