@@ -121,9 +121,7 @@ async def _ask(
         return text, str(exc)
 
 
-def _apply(
-    directive: Directive, runtime: Runtime[DuckContext], *, in_step: bool
-) -> dict[str, Any]:
+def _apply(directive: Directive, runtime: Runtime[DuckContext], *, in_step: bool) -> dict[str, Any]:
     if directive.reasoning:
         emit(runtime, "reasoning", text=directive.reasoning, source="action")
     if not directive.calls:
