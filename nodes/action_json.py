@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+import openai
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.messages.tool import ToolCall
 from langgraph.runtime import Runtime
@@ -52,6 +53,7 @@ REPAIR_REQUEST = (
     "Your reply could not be used: {problem}. Reply again with only the JSON object, "
     "using only the tools listed."
 )
+CUT_OFF = "the reply reached the output limit ({limit} tokens) before its JSON ended"
 GAVE_UP_NOTE = "The action model gave no usable directive ({problem}); no tools were used."
 
 
@@ -85,6 +87,8 @@ async def decide_with_directive(state: DuckState, runtime: Runtime[DuckContext])
         if isinstance(directive, Directive):
             return _apply(directive, runtime, in_step=bool(state.current_step))
         problem = directive
+        if text is None:  # cut at the output limit: asking again would be cut again
+            break
         messages = [
             *messages,
             AIMessage(content=text),
@@ -112,9 +116,17 @@ def directive_prompt(
 
 async def _ask(
     ctx: DuckContext, messages: list[Any], tools: ToolRegistry
-) -> tuple[str, Directive | str]:
+) -> tuple[str | None, Directive | str]:
+    """The reply's text and its directive, or the problem with it (text `None`: cut off)."""
     client = ctx.models.json_client("action", "action_directive", DIRECTIVE_SCHEMA)
-    text = (await client.ainvoke(messages)).text
+    limit = ctx.models.config("action").max_output_tokens
+    try:
+        reply = await client.ainvoke(messages)
+    except openai.LengthFinishReasonError:  # the openai library parses response_format replies
+        return None, CUT_OFF.format(limit=limit)
+    if reply.response_metadata.get("finish_reason") == "length":
+        return None, CUT_OFF.format(limit=limit)
+    text = reply.text
     try:
         return text, parse_directive(text, tools)
     except DirectiveError as exc:

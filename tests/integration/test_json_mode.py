@@ -146,3 +146,29 @@ async def test_every_role_limits_its_reply_with_max_tokens(
     limits = {limit for _, limit in sent}
     assert limits == {111, 222, 333}, sent  # critic and memory policy: 111
     assert not [r for r in llm.requests if "max_completion_tokens" in r]
+
+
+async def test_a_directive_cut_at_the_output_limit_goes_on_to_the_thinker(
+    duck: DuckLM, llm: ScriptedLLM
+) -> None:
+    # With a limit the server honours, a small model's rambling directive is cut off:
+    # json_schema replies make the openai library raise, the others say finish_reason.
+    cut = {
+        "id": "c1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "scripted",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": '{"reasoning": "a long sto'},
+                "finish_reason": "length",
+            }
+        ],
+    }
+    llm.script(reply(raw_body=json.dumps(cut)), reply("Once upon a time, a duck swam."))
+    result = await duck.run("tell me a story", critic=False, memory=False)
+    assert result.status == "completed", result.events
+    assert result.answer == "Once upon a time, a duck swam."
+    assert len(llm.requests) == 2, "a cut reply is not asked for again"
+    assert "reached the output limit" in llm.requests[1]["messages"][0]["content"]
