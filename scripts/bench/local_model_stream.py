@@ -4,14 +4,19 @@ One run starts the local server (`ducklm llama start`'s code: llama-cpp-python's
 the bundled SmolLM2, or llama-server when configured) and `ducklm serve` in a process of its
 own on top of it, then interleaves, on the same request text:
 
-(a) a raw httpx client streaming the local server's `/v1/chat/completions`;
+(a) a raw httpx client streaming the local server's `/v1/chat/completions` with the
+    thinker's system prompt, as DuckLM sends it;
 (b) an SSE client of DuckLM's `POST /v1/chat/stream` (critic and memory off), counting
     `token` events.
 
 The rate is tokens after the first over the time they took: what the model's generation
-and every relay after it deliver. DuckLM's thinker sends its system prompt too, so its
-first token comes later (reported, not judged). Both share the machine's two cores with
-llama.cpp, so a relay that costs CPU shows up as a lower rate. Target: (b) >= 0.95x (a).
+and every relay after it deliver. Sampled replies differ in length, and a small model
+generates slower the longer its context, so each turn's rate is set against the model's
+own rate for that very request, from the server's log ("eval time"): the share that
+reached the client. Target: the share through DuckLM >= 0.95x the share through the raw
+client. Both share the machine's two cores with llama.cpp, so a relay that costs CPU
+shows up as a lower share. DuckLM's first token comes later (the action role and the
+context first): reported, not judged.
 The action role runs first on every DuckLM turn, with the models file `ducklm serve`
 picks for its own llama-cpp-python server (config/models.llama-cpp-python.yaml: JSON
 directives under a grammar); it is not part of the rate, only of the first token.
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import socket
 import sys
 import tempfile
@@ -37,9 +43,11 @@ from _common import REPO_ROOT, at_least, duck_settings, header, median_ms, table
 from server_latency import Stream, duck_token, ducklm_serve, post_stream, raw_token
 
 from ducklm import llama
+from ducklm.role_prompts import load_prompts
+from ducklm.roles import load_roles
 
 WARMUP = 1
-REPS = 3
+REPS = 5
 MIN_RATIO = 0.95
 TOKEN = "bench-token-0123456789abcdef"
 PROMPT = "Tell me a long story about a duck who learns to swim in a big lake."
@@ -49,11 +57,11 @@ RAW = "(a) raw client -> local server"
 DUCK = "(b) DuckLM (ducklm serve) -> local server"
 
 
-async def raw_turn(client: httpx.AsyncClient, llm_url: str) -> Stream:
+async def raw_turn(client: httpx.AsyncClient, llm_url: str, system: str) -> Stream:
     body = {
         "model": llama.MODEL_ALIAS,
         "stream": True,
-        "messages": [{"role": "user", "content": PROMPT}],
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": PROMPT}],
         **SAMPLING,
     }
     return await post_stream(client, f"{llm_url}/chat/completions", body, raw_token)
@@ -64,6 +72,38 @@ async def duck_turn(client: httpx.AsyncClient, duck_url: str) -> Stream:
     return await post_stream(client, f"{duck_url}/v1/chat/stream", body, duck_token)
 
 
+EVAL = re.compile(r"eval time =\s+([\d.]+) ms /\s+(\d+) (?:runs|tokens)")
+
+
+class ServerLog:
+    """The local server's log, read from where the last look ended.
+
+    Both llama-cpp-python and llama-server print each finished request's generation time
+    ("eval time = X ms / N runs|tokens"; the prompt's is "prompt eval time" and does not
+    match the anchored pattern below), which is the model's own rate for that request.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = path.stat().st_size
+
+    def last_rate(self) -> float:
+        """Tokens per second of the last request that finished since the previous call."""
+        with self.path.open(encoding="utf-8", errors="replace") as log:
+            log.seek(self.offset)
+            text = log.read()
+            self.offset = log.tell()
+        found = [m for m in EVAL.finditer(text) if not _is_prompt(text, m.start())]
+        if not found:
+            return 0.0
+        ms, tokens = float(found[-1].group(1)), int(found[-1].group(2))
+        return tokens / (ms / 1000) if ms > 0 else 0.0
+
+
+def _is_prompt(text: str, start: int) -> bool:
+    return text[max(0, start - 7) : start] == "prompt "
+
+
 def rate(stream: Stream) -> float:
     """Tokens after the first, per second of streaming."""
     if stream.tokens < 2 or stream.last_s <= stream.first_s:
@@ -71,28 +111,57 @@ def rate(stream: Stream) -> float:
     return (stream.tokens - 1) / (stream.last_s - stream.first_s)
 
 
-async def bench(llm_url: str, duck_url: str) -> None:
+def thinker_system(models: Path, workspace: Path) -> str:
+    """The thinker's system prompt as DuckLM sends it (bar a note of a line or two).
+
+    A small model generates each token slower the longer its context is (attention is a
+    large part of a 135M model's work): the raw client sends the same prompt, so the ratio
+    measures the relay, not a shorter context.
+    """
+    prompts = load_prompts(load_roles(models))
+    return prompts.render("thinker", workspace=str(workspace))
+
+
+async def bench(llm_url: str, duck_url: str, system: str, log: ServerLog) -> None:
     headers = {"Authorization": f"Bearer {TOKEN}"}
     client = await asyncio.to_thread(httpx.AsyncClient, headers=headers, timeout=600)
-    samples: dict[str, list[Stream]] = {RAW: [], DUCK: []}
+    samples: dict[str, list[tuple[Stream, float]]] = {RAW: [], DUCK: []}
     async with client:
         for _ in range(WARMUP):
-            await raw_turn(client, llm_url)
+            await raw_turn(client, llm_url, system)
             await duck_turn(client, duck_url)
         for index in range(REPS):  # interleaved: drift hits both alike
-            samples[RAW].append(await raw_turn(client, llm_url))
-            samples[DUCK].append(await duck_turn(client, duck_url))
-            print(f"round {index + 1}/{REPS}: raw {rate(samples[RAW][-1]):.1f} tokens/s, "
-                  f"DuckLM {rate(samples[DUCK][-1]):.1f} tokens/s", flush=True)  # fmt: skip
+            for name, turn in (
+                (RAW, raw_turn(client, llm_url, system)),
+                (DUCK, duck_turn(client, duck_url)),
+            ):
+                await asyncio.to_thread(log.last_rate)  # skip what came before (the action)
+                stream = await turn
+                # The thinker's request is a DuckLM turn's last: its rate is the last logged.
+                samples[name].append((stream, await asyncio.to_thread(log.last_rate)))
+            print(f"round {index + 1}/{REPS}: " + ", ".join(
+                f"{name[:3]} {rate(s):.1f} of the model's {own:.1f} tokens/s"
+                for name, [*_, (s, own)] in samples.items()), flush=True)  # fmt: skip
     print()
     rows = []
     for name, runs in samples.items():
-        tokens = f"{min(s.tokens for s in runs)}-{max(s.tokens for s in runs)}"
-        firsts = [s.first_s for s in runs]
-        rows.append((name, tokens, median_ms(firsts), median([rate(s) for s in runs])))
-    table(["client", "tokens", "first token p50 ms", "tokens/s p50"], rows)
-    raw, duck = (median([rate(s) for s in samples[name]]) for name in (RAW, DUCK))
-    at_least("tokens/s through DuckLM / the local server's own", duck / raw, MIN_RATIO, "x")
+        tokens = f"{min(s.tokens for s, _ in runs)}-{max(s.tokens for s, _ in runs)}"
+        firsts = [s.first_s for s, _ in runs]
+        rows.append((
+            name, tokens, median_ms(firsts), median([rate(s) for s, _ in runs]),
+            median([own for _, own in runs]), median([share(s, own) for s, own in runs]),
+        ))  # fmt: skip
+    headers_ = ["client", "tokens", "first token p50 ms", "tokens/s p50", "model's own p50",
+                "share p50"]  # fmt: skip
+    table(headers_, rows)
+    raw, duck = (median([share(s, own) for s, own in samples[name]]) for name in (RAW, DUCK))
+    at_least("share of the model's rate through DuckLM / through the raw client", duck / raw,
+             MIN_RATIO, "x")  # fmt: skip
+
+
+def share(stream: Stream, own: float) -> float:
+    """How much of the model's own generation rate reached the client."""
+    return rate(stream) / own if own > 0 else 0.0
 
 
 def free_port() -> int:
@@ -123,6 +192,7 @@ def main() -> None:
         settings = duck_settings(llama.server_url(port), root).model_copy(
             update={"llama_port": port}
         )
+        models = REPO_ROOT / "config" / "models.llama-cpp-python.yaml"
         record, _ = asyncio.run(llama.start(settings, say))
         try:
             env: dict[str, Any] = {
@@ -131,11 +201,13 @@ def main() -> None:
                 "DUCK_WORKSPACE": str(settings.workspace),
                 "DUCK_API_TOKEN": TOKEN,
                 # The local server's own models file, as `ducklm serve` picks it.
-                "DUCK_MODELS_CONFIG": str(REPO_ROOT / "config" / "models.llama-cpp-python.yaml"),
+                "DUCK_MODELS_CONFIG": str(models),
             }
             with ducklm_serve(root, env) as (duck_url, _):
                 print(f"servers up in {time.perf_counter() - started:.1f} s ({record.kind})\n")
-                asyncio.run(bench(record.url, duck_url))
+                log = ServerLog(llama.log_path(settings))
+                system = thinker_system(models, settings.workspace)
+                asyncio.run(bench(record.url, duck_url, system, log))
         finally:
             asyncio.run(llama.stop(settings, say))
     print(f"\ntotal {time.perf_counter() - started:.1f} s, load average {os.getloadavg()[0]:.2f}")
