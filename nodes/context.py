@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from ducklm.context import DuckContext
 from ducklm.events import emit
 from ducklm.graph.state import DuckState
 from ducklm.nodes.prompting import pack_for_role
+from ducklm.nodes.route import rules_route
 from ducklm.nodes.structured import with_system
-from ducklm.nodes.transcript import transcript_text
+from ducklm.nodes.transcript import latest_request, transcript_text
 from ducklm.tokens import estimate_tokens, fit_head_tail
 
 log = logging.getLogger(__name__)
@@ -29,11 +29,6 @@ log = logging.getLogger(__name__)
 SUMMARY_REQUEST = "Summary so far:\n{summary}\n\nOlder messages to fold in:\n{messages}"
 SUMMARY_FAILED = "Older history could not be summarized; it is left out of this turn."
 CUT = "\n[... cut to fit ...]\n"
-
-
-def latest_request(messages: Sequence[AnyMessage]) -> str:
-    """The text of the last human message: what this turn is about."""
-    return next((m.text for m in reversed(messages) if isinstance(m, HumanMessage)), "")
 
 
 async def prepare_turn(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
@@ -53,7 +48,7 @@ async def prepare_turn(state: DuckState, runtime: Runtime[DuckContext]) -> dict[
         "skills": [s.id for s in skills],
         "step_limit": ctx.settings.max_action_steps,
         # The router may leave the critic out (chit-chat) even when the run allows it.
-        "run_critic": ctx.critic_enabled and (state.route or {}).get("critique", True),
+        "run_critic": rules_route(state, ctx).critique,
         "run_memory_policy": ctx.memory_enabled,
     }
     fresh |= await _summarize_overflow(dataclasses.replace(state, **fresh), runtime)

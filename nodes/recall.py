@@ -22,8 +22,9 @@ from ducklm.context import DuckContext
 from ducklm.events import emit
 from ducklm.graph.state import DuckState
 from ducklm.memory import MemoryHit
-from ducklm.nodes.context import latest_request
+from ducklm.nodes.route import rules_route
 from ducklm.nodes.structured import ask_validated, system_prompt, with_system
+from ducklm.nodes.transcript import latest_request
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ async def recall_memories(state: DuckState, runtime: Runtime[DuckContext]) -> di
     """Search memory for the latest request and keep what helps."""
     ctx = runtime.context
     request = latest_request(state.messages)
-    wanted = (state.route or {}).get("recall", True)  # the router's decision
+    wanted = rules_route(state, ctx).recall  # the router's rules (it runs beside this node)
     if ctx.memory is None or not request.strip() or not wanted:
         return {"recalled": []} if state.recalled else {}
     thread_id = runtime.execution_info.thread_id if runtime.execution_info else None

@@ -19,8 +19,8 @@ from langgraph.runtime import Runtime
 from ducklm.context import DuckContext
 from ducklm.events import emit
 from ducklm.graph.state import DuckState
-from ducklm.nodes.context import latest_request
 from ducklm.nodes.structured import ask_json, system_prompt, with_system
+from ducklm.nodes.transcript import latest_request
 from ducklm.router import Route, RouteAnswer, RouteFacts, decide_route, merge_answer, route_question
 
 log = logging.getLogger(__name__)
@@ -43,13 +43,7 @@ async def decide_turn_route(state: DuckState, runtime: Runtime[DuckContext]) -> 
     """Route the turn; ask `sys_util` only for what the rules leave undecided."""
     ctx = runtime.context
     task = latest_request(state.messages)
-    facts = RouteFacts(
-        recall_enabled=ctx.memory is not None,
-        memory_has_records=ctx.memory is not None and ctx.memory.has_records,
-        critic_enabled=ctx.critic_enabled,
-        tools=frozenset(ctx.tools.names),
-    )
-    route = decide_route(task, facts)
+    route = rules_route(state, ctx)
     if route.undecided:
         route = merge_answer(route, await _ask_sys_util(ctx, task))
     fields = route.event_fields()
@@ -57,6 +51,22 @@ async def decide_turn_route(state: DuckState, runtime: Runtime[DuckContext]) -> 
     update = {"route": fields, **FRESH_TURN}
     # Only what changed: each written field is another blob in the checkpoint.
     return {key: value for key, value in update.items() if getattr(state, key) != value}
+
+
+def rules_route(state: DuckState, ctx: DuckContext) -> Route:
+    """What the rules decide for this turn's request; pure and cheap (no model).
+
+    recall and context run beside the route node, in the same superstep (one more
+    superstep would cost the first token about 4 ms), so they read their decisions here:
+    recall and critique are always decided by the rules, never by sys_util.
+    """
+    facts = RouteFacts(
+        recall_enabled=ctx.memory is not None,
+        memory_has_records=ctx.memory is not None and ctx.memory.has_records,
+        critic_enabled=ctx.critic_enabled,
+        tools=frozenset(ctx.tools.names),
+    )
+    return decide_route(latest_request(state.messages), facts)
 
 
 def stored_route(state: DuckState) -> Route | None:

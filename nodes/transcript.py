@@ -64,3 +64,8 @@ def observations_text(observations: Sequence[dict[str, object]]) -> str:
 def transcript_text(messages: Sequence[BaseMessage], last: int = 12) -> str:
     """The last `last` messages as one block of text, for roles that review a turn."""
     return "\n\n".join(f"{m.type}: {m.text}" for m in as_text(messages[-last:]))
+
+
+def latest_request(messages: Sequence[AnyMessage]) -> str:
+    """The text of the last human message: what this turn is about."""
+    return next((m.text for m in reversed(messages) if isinstance(m, HumanMessage)), "")
