@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
-import os
 import re
-import stat
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,8 +27,8 @@ from ducklm.context import DuckContext
 from ducklm.nodes.structured import JSONReplyError, parse_json, system_prompt, with_system
 from ducklm.tokens import TokenCounter, estimate_tokens, fit_head_tail, prefetched
 from ducklm.tools.errors import ToolError
-from ducklm.tools.files import MAX_READ_CHARS, NOT_A_FILE, NOT_TEXT
-from ducklm.tools.workspace import MOVED, open_parent, relative_name, resolve_in_workspace
+from ducklm.tools.files import read_file_text
+from ducklm.tools.workspace import relative_name, resolve_in_workspace
 
 CoderOp = Literal["generate", "fix", "refactor"]
 
@@ -333,21 +331,8 @@ def _read_current(workspace: Path, path: str) -> tuple[str, str | None]:
     """
     target = resolve_in_workspace(workspace, path)
     rel = relative_name(workspace, target)
-    if target.is_dir():
-        raise ToolError(NOT_A_FILE.format(path=rel))
-    if not target.exists():
+    if not target.is_dir() and not target.exists():
         return rel, None
-    with open_parent(workspace, target) as folder:
-        try:
-            fd = os.open(target.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
-        except OSError:  # gone or turned into a symlink after the check
-            raise ToolError(MOVED.format(path=rel)) from None
     # newline="": the proposal's diff must show what writing it really changes.
-    with os.fdopen(fd, encoding="utf-8", newline="") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise ToolError(NOT_A_FILE.format(path=rel))
-        try:
-            text = fh.read(MAX_READ_CHARS + 1)
-        except UnicodeDecodeError:
-            raise ToolError(NOT_TEXT.format(path=rel)) from None
+    text = read_file_text(workspace, target, shown=rel, newline="")
     return rel, text

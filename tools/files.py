@@ -106,25 +106,38 @@ FILE_TOOLS = (file_read, file_write, list_dir, search_files)
 
 def _read(workspace: Path, path: str) -> str:
     target = resolve_in_workspace(workspace, path)
+    text = read_file_text(workspace, target, shown=path)
+    if len(text) > MAX_READ_CHARS:
+        return text[:MAX_READ_CHARS] + f"\n[... cut: longer than {MAX_READ_CHARS} chars]"
+    return text
+
+
+def read_file_text(workspace: Path, target: Path, *, shown: str, newline: str | None = None) -> str:
+    """The text of `target` (resolved inside `workspace`), at most MAX_READ_CHARS + 1 chars.
+
+    Blocking. Opened without following links, so a path swapped for a symlink after the
+    check is refused; `shown` is the name the error messages use; `newline=""` keeps the
+    file's line endings as they are.
+
+    Raises:
+        ToolError: A folder, no file, a link, a non-regular or a non-UTF-8 file.
+    """
     if target.is_dir():
-        raise ToolError(NOT_A_FILE.format(path=path))
+        raise ToolError(NOT_A_FILE.format(path=shown))
     with open_parent(workspace, target) as folder:
         try:
             fd = os.open(target.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
         except FileNotFoundError:
-            raise ToolError(NOT_FOUND.format(path=path)) from None
+            raise ToolError(NOT_FOUND.format(path=shown)) from None
         except OSError:  # ELOOP: it became a symlink after the check
-            raise ToolError(MOVED.format(path=path)) from None
-    with os.fdopen(fd, encoding="utf-8") as fh:
+            raise ToolError(MOVED.format(path=shown)) from None
+    with os.fdopen(fd, encoding="utf-8", newline=newline) as fh:
         if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise ToolError(NOT_A_FILE.format(path=path))
+            raise ToolError(NOT_A_FILE.format(path=shown))
         try:
-            text = fh.read(MAX_READ_CHARS + 1)
+            return fh.read(MAX_READ_CHARS + 1)
         except UnicodeDecodeError:
-            raise ToolError(NOT_TEXT.format(path=path)) from None
-    if len(text) > MAX_READ_CHARS:
-        return text[:MAX_READ_CHARS] + f"\n[... cut: longer than {MAX_READ_CHARS} chars]"
-    return text
+            raise ToolError(NOT_TEXT.format(path=shown)) from None
 
 
 def write_text(workspace: Path, path: str, content: str, overwrite: bool) -> str:
