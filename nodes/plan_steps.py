@@ -21,7 +21,7 @@ from ducklm.context import DuckContext
 from ducklm.events import emit
 from ducklm.graph.state import DuckState
 from ducklm.nodes.plan_flow import begin_next_step, skip_pending, step_started
-from ducklm.nodes.plan_text import RESULT_CHARS, current_plan
+from ducklm.nodes.plan_text import clip_result, current_plan
 from ducklm.nodes.planner import revise_plan
 from ducklm.nodes.structured import ask_validated, system_prompt, with_system
 from ducklm.plans import PlanStep
@@ -61,7 +61,7 @@ async def review_step(state: DuckState, runtime: Runtime[DuckContext]) -> dict[s
     }
     if check.ok:
         statuses[step.id], results[step.id] = "done", result
-        emit(runtime, "plan_step_finished", status="done", result=_short(result), **finished)
+        emit(runtime, "plan_step_finished", status="done", result=clip_result(result), **finished)
         return begin_next_step(state, runtime, plan, statuses, results)
     if state.step_attempts < 1:
         emit(
@@ -69,7 +69,7 @@ async def review_step(state: DuckState, runtime: Runtime[DuckContext]) -> dict[s
             "plan_step_finished",
             status="failed",
             retry=True,
-            result=_short(result),
+            result=clip_result(result),
             **finished,
         )
         step_started(runtime, plan, step.id, attempt=2)
@@ -89,7 +89,7 @@ async def review_step(state: DuckState, runtime: Runtime[DuckContext]) -> dict[s
         "plan_step_finished",
         status="failed",
         retry=False,
-        result=_short(result),
+        result=clip_result(result),
         **finished,
     )
     if state.plan_revisions < 1:
@@ -120,18 +120,14 @@ async def _check(
     state: DuckState, runtime: Runtime[DuckContext], step: PlanStep, result: str, failed: bool
 ) -> tuple[StepCheck, str]:
     """The critic's check of the step; the step's own outcome when there is none."""
-    own = StepCheck(
-        score=0.0 if failed or result == NO_RESULT else 1.0,
-        ok=not failed and result != NO_RESULT,
-        reason="its last tool call failed"
-        if failed
-        else ("" if result != NO_RESULT else NO_RESULT),
-    )
+    ok = not failed and result != NO_RESULT
+    reason = "its last tool call failed" if failed else ("" if ok else NO_RESULT)
+    own = StepCheck(score=1.0 if ok else 0.0, ok=ok, reason=reason)
     if not state.run_critic:
         return own, "result"
     ctx = runtime.context
     system = system_prompt(ctx, "critic", StepCheck.model_json_schema(), workspace=state.workspace)
-    request = CHECK_REQUEST.format(id=step.id, goal=step.goal, result=_short(result))
+    request = CHECK_REQUEST.format(id=step.id, goal=step.goal, result=clip_result(result))
     try:
         return await ask_validated(
             ctx, "critic", StepCheck, with_system(system, [HumanMessage(request)])
@@ -139,8 +135,3 @@ async def _check(
     except Exception:  # the documented fallback: the step's own result decides
         log.warning("the critic could not check a plan step", exc_info=True)
         return own, "result"
-
-
-def _short(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= RESULT_CHARS else text[: RESULT_CHARS - 1] + "\u2026"

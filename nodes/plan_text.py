@@ -39,13 +39,13 @@ def step_brief(state: DuckState) -> str:
     step = plan.step(state.current_step)
     hint = f" (expected: {step.tool})" if step.tool else ""
     earlier = [
-        f"- {dep}: {_clip(state.plan_results[dep])}"
+        f"- {dep}: {clip_result(state.plan_results[dep])}"
         for dep in step.depends_on or [s.id for s in plan.steps if s.id in state.plan_results]
         if dep in state.plan_results
     ]
     shown = "\nResults of earlier steps:\n" + "\n".join(earlier) if earlier else ""
     if state.step_feedback:
-        shown += RETRY.format(reason=_clip(state.step_feedback))
+        shown += RETRY.format(reason=clip_result(state.step_feedback))
     return STEP_BRIEF.format(id=step.id, goal=step.goal, hint=hint, earlier=shown)
 
 
@@ -59,11 +59,13 @@ def plan_report(state: DuckState) -> str:
         status = state.plan_status.get(step.id, "pending")
         result = state.plan_results.get(step.id)
         lines.append(
-            f"- [{status}] {step.id}: {step.goal}" + (f" -> {_clip(result)}" if result else "")
+            f"- [{status}] {step.id}: {step.goal}"
+            + (f" -> {clip_result(result)}" if result else "")
         )
     return PLAN_REPORT.format(steps="\n".join(lines))
 
 
-def _clip(text: str) -> str:
+def clip_result(text: str) -> str:
+    """`text` on one line, at most RESULT_CHARS long."""
     text = " ".join(text.split())
     return text if len(text) <= RESULT_CHARS else text[: RESULT_CHARS - 1] + "\u2026"

@@ -69,13 +69,6 @@ def rules_route(state: DuckState, ctx: DuckContext) -> Route:
     return decide_route(latest_request(state.messages), facts)
 
 
-def stored_route(state: DuckState) -> Route | None:
-    """The route of this turn as decided by `decide_turn_route`, if it ran."""
-    if state.route is None:
-        return None
-    return Route(**{**state.route, "undecided": tuple(state.route.get("undecided", ()))})
-
-
 async def _ask_sys_util(ctx: DuckContext, task: str) -> Any:
     schema = RouteAnswer.model_json_schema()
     system = system_prompt(ctx, "sys_util", schema)
