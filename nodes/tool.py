@@ -46,6 +46,7 @@ ALREADY_RAN = (
     "this command already ran before DuckLM stopped (exit code {code}); its output was "
     "not kept, and it was not run again"
 )
+NOTHING_TO_WRITE = Verdict("allow", "the coder made no change that could be written")
 CUT_MARK = "\n[... {n} chars cut; the full output is in the audit log ...]\n"
 
 
@@ -104,15 +105,21 @@ async def _plan(
         problem = UNKNOWN_TOOL.format(name=call["name"], names=", ".join(ctx.tools.names))
         return PlannedCall(call, None, Verdict("deny", "unknown tool"), problem)
     verdict = await asyncio.to_thread(assess, call["name"], call["args"], env)
-    diff = (proposals.get(call["id"] or "") or {}).get("diff")
-    if verdict.action == "ask" and call["name"] in CODER_TOOL_NAMES and diff:
+    if call["name"] in CODER_TOOL_NAMES and verdict.action == "ask":
+        proposal = proposals.get(call["id"] or "") or {}
+        if not _writable(proposal):  # the tool will refuse it: nothing to approve
+            return PlannedCall(call, tool, NOTHING_TO_WRITE)
         # The person decides on the change itself, not on a description of it.
-        verdict = dataclasses.replace(verdict, reason=f"{verdict.reason}:\n{diff}")
+        verdict = dataclasses.replace(verdict, reason=f"{verdict.reason}:\n{proposal['diff']}")
     if verdict.action == "ask" and verdict.rule_key:
         rule = await ctx.approvals.find(call["name"], verdict.rule_key)
         if rule is not None:
             return PlannedCall(call, tool, verdict, approved_by=f"rule {rule.id}")
     return PlannedCall(call, tool, verdict)
+
+
+def _writable(proposal: dict[str, Any]) -> bool:
+    return bool(proposal.get("diff")) and not proposal.get("error") and proposal["syntax_ok"]
 
 
 async def _execute(

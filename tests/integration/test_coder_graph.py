@@ -112,3 +112,23 @@ async def test_turns_without_code_work_are_not_offered_the_coder(
     await duck.run("Tell me about the pond", critic=False, memory=False)
     assert model.offered[0]
     assert not {"generate_code", "fix_code", "refactor_code"} & set(model.offered[0])
+
+
+async def test_a_change_that_cannot_be_written_asks_nobody(
+    duck: DuckLM, model: Model, workspace: Path
+) -> None:
+    target = workspace / "calc.py"
+    await asyncio.to_thread(target.write_text, BROKEN)
+    model.actions.extend([
+        reply(tool_calls=[call("fix_code", path="calc.py", error="wrong sign")]),
+        reply("The coder could not fix it."),
+    ])  # fmt: skip
+    broken = {"content": "def add(a, b)\n    return a + b\n", "explanation": "fixed"}
+    model.code.extend([broken, broken])  # still broken after its one retry
+    result = await duck.run("Fix the bug in calc.py", critic=False, memory=False)
+    assert result.status == "completed", result.events
+    (proposed,) = [e for e in result.events if e["type"] == "code_proposed"]
+    assert proposed["syntax_ok"] is False
+    (finished,) = [e for e in result.events if e["type"] == "tool_call_finished"]
+    assert finished["status"] == "error" and "syntax error" in finished["output"]
+    assert await asyncio.to_thread(target.read_text) == BROKEN
