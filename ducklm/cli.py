@@ -29,6 +29,7 @@ from ducklm.roles import ModelsConfigError
 from ducklm.runtime import DuckLM, NotWaitingError, new_thread_id
 from ducklm.settings import SettingsError, load_settings
 from ducklm.skill_proposals import ProposalError
+from ducklm.stores import ThreadRunning
 from ducklm.tools.hitl import DecisionError, is_password_request
 
 EXIT_CODES = {"completed": 0, "interrupted": 3, "failed": 1}
@@ -42,6 +43,7 @@ USER_ERRORS = (
     ProposalError,
     MemoryNotFound,
     LookupError,
+    ThreadRunning,  # another process (a server beside this CLI) runs the thread
 )
 
 Command = Callable[[DuckLM, argparse.Namespace], Coroutine[Any, Any, int]]

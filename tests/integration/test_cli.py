@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from ducklm.events import EVENT_TYPES
+from ducklm.operator_stores import open_operator_stores
 from ducklm.settings import Settings
 from ducklm.skill_proposals import NewProposal, write_proposal
 from tests.support.cli import cli_env, run_cli
@@ -224,3 +225,18 @@ async def test_memory_and_skills_commands(
     missing = await run_cli("skills", "apply", "nope", env=env, cwd=tmp_path)
     assert missing.code == 2
     assert "no proposal 'nope'" in missing.stderr
+
+
+async def test_a_thread_another_process_runs_is_refused(
+    settings: Settings, llm: ScriptedLLM, tmp_path: Path
+) -> None:
+    # A server beside the CLI runs the thread (its owner, this test process, is alive).
+    async with open_operator_stores(settings) as other:
+        await other.runs.start("run-elsewhere", "T9", "task-elsewhere")
+    result = await run_cli(
+        "chat", "hi", "--thread", "T9", "--no-critic", "--no-memory",
+        env=cli_env(settings), cwd=tmp_path,
+    )  # fmt: skip
+    assert result.code == 2, result.stderr
+    assert "ducklm: conversation 'T9' is already running a task" in result.stderr
+    assert llm.requests == []
