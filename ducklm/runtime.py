@@ -137,10 +137,8 @@ class DuckLM:
         if workspace:
             graph_input["workspace"] = workspace
         thread_id = thread_id or new_thread_id()
-        task = TaskRef(task_id or new_thread_id(), message)
-        return self._new_task(
-            graph_input, thread_id, task, workspace=workspace, critic=critic, memory=memory
-        )
+        task = TaskRef(task_id or new_thread_id(), message, True, workspace)
+        return self._new_task(graph_input, thread_id, task, critic=critic, memory=memory)
 
     async def run(self, message: str, **kwargs: Any) -> RunResult:
         """Like `stream`, collected into a `RunResult`."""
@@ -268,8 +266,7 @@ class DuckLM:
         if not snapshot.next:
             raise NotWaitingError(f"nothing runs after checkpoint {checkpoint_id!r}")
         humans = [m.text for m in snapshot.values.get("messages", []) if m.type == "human"]
-        task = TaskRef(new_thread_id(), f"replay: {humans[-1] if humans else checkpoint_id}")
-        await self._deps.conversations.touch(thread_id, task.message or "", None)
+        task = TaskRef(new_thread_id(), f"replay: {humans[-1] if humans else checkpoint_id}", True)
         async for item in self._stream(
             None, thread_id, task, critic, memory, checkpoint_id=checkpoint_id
         ):
@@ -359,13 +356,11 @@ class DuckLM:
         thread_id: str,
         task: TaskRef,
         *,
-        workspace: str | None,
         critic: bool,
         memory: bool,
     ) -> AsyncIterator[Event]:
         assert task.message is not None  # a new task always has its message
         self._prefetch_embedding(task.message)
-        await self._deps.conversations.touch(thread_id, task.message, workspace)
         async for item in self._stream(graph_input, thread_id, task, critic, memory):
             yield item
 
@@ -403,7 +398,13 @@ class DuckLM:
             thread_id=thread_id,
             task=task,
             context=self._deps.context.for_run(critic=critic, memory=memory),
-            stores=RunStores(self._deps.db, self._deps.runs, self._deps.audit, self._deps.tasks),
+            stores=RunStores(
+                self._deps.db,
+                self._deps.runs,
+                self._deps.audit,
+                self._deps.tasks,
+                self._deps.conversations,
+            ),
             checkpoint_id=checkpoint_id,
         ):
             yield item

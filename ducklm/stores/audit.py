@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ducklm.stores.db import Database
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,34 @@ class AuditLog:
             )
         assert row is not None  # INSERT ... RETURNING always yields the new row
         return int(row[0])
+
+    async def append_numbered(
+        self, thread_id: str, run_id: str, events: Sequence[tuple[int, float, dict[str, Any]]]
+    ) -> None:
+        """Store `(seq, ts, event)`s a run has numbered itself, in one transaction.
+
+        (`ducklm.audit_buffer` numbers them: a thread's running run is its only writer.)
+
+        Should a number be taken after all (a writer that did not respect the running
+        run), the events are stored under the next free numbers instead, and said so.
+        """
+        if not events:
+            return
+        rows = [
+            (thread_id, seq, run_id, event["type"], ts, json.dumps(event, default=str))
+            for seq, ts, event in events
+        ]
+        try:
+            async with self._db.transaction():
+                await self._db.executemany(
+                    "INSERT INTO events (thread_id, seq, run_id, type, ts, data) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
+        except Exception:
+            log.warning("events of run %s renumbered: their numbers were taken", run_id)
+            for _, _, event in events:
+                await self.append(thread_id, run_id, event)
 
     async def list(
         self, thread_id: str, *, after: int = 0, run_id: str | None = None

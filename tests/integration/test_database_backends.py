@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from ducklm.audit_buffer import AuditBuffer
 from ducklm.prune import PrunePolicy, prune_configured
 from ducklm.runtime import DuckLM
 from ducklm.settings import Settings
@@ -127,6 +128,46 @@ async def test_two_writers_never_share_an_event_number(db: Database, other: Data
     stored = await AuditLog(db).list("c1")
     assert [e.seq for e in stored] == list(range(1, 61))
     assert sorted(e.data["n"] for e in stored) == list(range(60))
+
+
+async def test_a_runs_buffered_events_follow_its_first_in_order(db: Database) -> None:
+    audit = AuditLog(db)
+    first = await audit.append("c1", "r1", {"type": "run_started"})
+    buffer = AuditBuffer(audit, "c1", "r1")
+    buffer.start_after(first)
+    numbers = [buffer.add({"type": "note", "n": n}) for n in range(5)]
+    assert numbers == list(range(first + 1, first + 6))
+    assert [e.seq for e in await audit.list("c1")] == [first]  # written behind the run
+    await buffer.flush()
+    stored = await audit.list("c1")
+    assert [e.seq for e in stored] == list(range(first, first + 6))
+    assert [e.data.get("n") for e in stored[1:]] == list(range(5))
+    assert {e.run_id for e in stored} == {"r1"}
+
+
+async def test_buffered_events_are_written_without_a_flush(db: Database) -> None:
+    buffer = AuditBuffer(AuditLog(db), "c1", "r1")
+    buffer.add({"type": "note"})
+    for _ in range(200):  # written FLUSH_DELAY_S later by a task of its own
+        if await AuditLog(db).list("c1"):
+            break
+        await asyncio.sleep(0.01)
+    assert [e.seq for e in await AuditLog(db).list("c1")] == [1]
+
+
+async def test_a_taken_event_number_renumbers_and_loses_nothing(
+    db: Database, other: Database
+) -> None:
+    buffer = AuditBuffer(AuditLog(db), "c1", "r1")
+    buffer.add({"type": "note", "n": 0})
+    buffer.add({"type": "note", "n": 1})
+    # A writer that ignored the running run took number 1 meanwhile.
+    await AuditLog(other).append("c1", None, {"type": "intruder"})
+    await buffer.flush()
+    stored = await AuditLog(db).list("c1")
+    assert [e.seq for e in stored] == [1, 2, 3]
+    assert [e.data["type"] for e in stored] == ["intruder", "note", "note"]
+    assert [e.data.get("n") for e in stored[1:]] == [0, 1]
 
 
 async def test_size_is_reported(db: Database) -> None:
