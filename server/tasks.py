@@ -122,18 +122,11 @@ class TaskHub:
         Raises:
             ThreadBusy: The thread runs, or its last task waits for an answer.
         """
-        thread_id = thread_id or new_thread_id()
-        self._take(thread_id)
-        try:
-            latest = await self._duck.tasks(thread_id, limit=1)
-            if latest and latest[0].status == "interrupted":
-                raise ThreadBusy(
-                    f"conversation {thread_id!r} waits for an answer to task "
-                    f"{latest[0].task_id!r}: answer it or cancel it first"
-                )
-        except BaseException:
-            self._busy.discard(thread_id)
-            raise
+        if thread_id is None:  # a new thread: nothing of it can be waiting
+            thread_id = new_thread_id()
+            self._take(thread_id)
+        else:
+            await self._take_unless_waiting(thread_id)
         task_id = new_thread_id()
         events = self._duck.stream(
             message,
@@ -243,6 +236,19 @@ class TaskHub:
         for runner in runners:
             runner.cancel()
         await asyncio.gather(*runners, return_exceptions=True)
+
+    async def _take_unless_waiting(self, thread_id: str) -> None:
+        self._take(thread_id)
+        try:
+            latest = await self._duck.tasks(thread_id, limit=1)
+            if latest and latest[0].status == "interrupted":
+                raise ThreadBusy(
+                    f"conversation {thread_id!r} waits for an answer to task "
+                    f"{latest[0].task_id!r}: answer it or cancel it first"
+                )
+        except BaseException:
+            self._busy.discard(thread_id)
+            raise
 
     def _take(self, thread_id: str) -> None:
         # No await between the check and the add: two requests cannot both pass.
