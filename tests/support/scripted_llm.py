@@ -3,7 +3,9 @@
 `ScriptedLLM` listens on loopback and answers `POST /v1/chat/completions` with
 replies the test scripted in advance, so `langchain_openai.ChatOpenAI` (and the
 `openai` client under it) is exercised over real HTTP, streaming included,
-instead of through a mock of the client library.
+instead of through a mock of the client library. `POST /v1/embeddings` answers too,
+with a fixed vector per text (`EMBEDDING_DIMS` numbers drawn from a hash of the text),
+for clients that need an embeddings endpoint with no model behind it.
 
 The server is pure standard library and runs on its own daemon thread, never on
 the test's event loop: the test suite runs blockbuster, which would flag any
@@ -29,8 +31,10 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import hashlib
 import itertools
 import json
+import random
 import re
 import socket
 import sys
@@ -165,13 +169,16 @@ class ScriptedLLM:
         base_url: The OpenAI base URL to give clients, e.g.
             `http://127.0.0.1:43123/v1`.
         requests: Every parsed chat-completions request body, in arrival order.
+        embedded: Every text sent to `/v1/embeddings`, in arrival order.
     """
 
     base_url: str
     requests: list[JSONDict]
+    embedded: list[str]
 
     def __init__(self) -> None:
         self.requests = []
+        self.embedded = []
         self._queue: collections.deque[Reply] = collections.deque()
         self._default: Reply | None = None
         self._responder: Responder | None = None
@@ -289,6 +296,16 @@ class ScriptedLLM:
         return f"call_{next(self._call_ids)}"
 
 
+EMBEDDING_DIMS = 384
+
+
+def embedding(text: str) -> list[float]:
+    """The scripted server's vector for `text`: fixed, and unrelated to any other text's."""
+    seed = hashlib.sha256(text.encode()).digest()
+    draw = random.Random(seed)
+    return [draw.gauss(0.0, 1.0) for _ in range(EMBEDDING_DIMS)]
+
+
 def _error_reply(status: int, message: str) -> Reply:
     return Reply(content=message, status=status)
 
@@ -381,9 +398,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._not_found()
 
     def do_POST(self) -> None:
-        """Serve chat completions."""
+        """Serve chat completions and embeddings."""
         raw = self._read_body()
-        if self.path.split("?", 1)[0].rstrip("/") != "/v1/chat/completions":
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path not in {"/v1/chat/completions", "/v1/embeddings"}:
             self._not_found()
             return
         try:
@@ -395,7 +413,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, _error_body(400, "scripted server: body must be a JSON object"))
             return
         try:
-            self._complete(body)
+            if path == "/v1/embeddings":
+                self._embed(body)
+            else:
+                self._complete(body)
         except OSError:
             raise
         except Exception:
@@ -410,6 +431,20 @@ class _Handler(BaseHTTPRequestHandler):
         self._not_found()
 
     do_DELETE = do_PATCH = do_PUT
+
+    def _embed(self, body: JSONDict) -> None:
+        texts = body.get("input")
+        if isinstance(texts, str):
+            texts = [texts]
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            self._send_json(400, _error_body(400, "scripted server: input must be text(s)"))
+            return
+        self.server.owner.embedded.extend(texts)
+        data = [
+            {"object": "embedding", "index": i, "embedding": embedding(text)}
+            for i, text in enumerate(texts)
+        ]
+        self._send_json(200, {"object": "list", "data": data, "model": body.get("model", "")})
 
     def _complete(self, body: JSONDict) -> None:
         number, chosen = self.server.owner._answer(body)

@@ -19,7 +19,14 @@ from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
-from tests.support.scripted_llm import Reply, ScriptedLLM, ToolCallSpec, call, reply
+from tests.support.scripted_llm import (
+    EMBEDDING_DIMS,
+    Reply,
+    ScriptedLLM,
+    ToolCallSpec,
+    call,
+    reply,
+)
 
 
 @tool
@@ -309,3 +316,18 @@ async def test_no_blocking_calls_on_the_event_loop() -> None:
         assert [c.content for c in await collect(model, "y") if c.content] == ["d ", "e ", "f"]
         assert server.pending == 0
         await asyncio.sleep(0)
+
+
+async def test_embeddings_are_fixed_per_text(llm: ScriptedLLM) -> None:
+    # Building a client reads the system's CA files: not on the event loop.
+    client = await asyncio.to_thread(
+        partial(openai.AsyncOpenAI, base_url=llm.base_url, api_key="test", max_retries=0)
+    )
+    async with client:
+        first = await client.embeddings.create(model="scripted", input=["a duck", "a heron"])
+        again = await client.embeddings.create(model="scripted", input="a duck")
+    ducks, herons = (item.embedding for item in first.data)
+    assert len(ducks) == EMBEDDING_DIMS
+    assert again.data[0].embedding == ducks != herons
+    assert llm.embedded == ["a duck", "a heron", "a duck"]
+    assert llm.requests == []  # embeddings are not chat requests
