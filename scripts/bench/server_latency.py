@@ -1,20 +1,26 @@
 """Server latency: first token, token throughput and 50 concurrent conversations over HTTP.
 
-All three servers talk to the same scripted model server (zero latency), so what is left
-is what each layer costs:
+Every server talks to the same scripted model server (zero latency), which also serves
+the embeddings (`/v1/embeddings`, zero latency), so what is left is what each layer
+costs:
 
 1. Time to the first streamed token at an SSE client, interleaved: (a) a raw httpx client
    streaming the scripted server's `/v1/chat/completions`; (b) DuckLM's server,
    `POST /v1/chat/stream` to the first `token` event; (c) `langgraph dev` serving the
-   repository's `langgraph.json`, `runs/stream` (stream mode `custom`) to the first token.
+   repository's `langgraph.json`, `runs/stream` (stream mode `custom`) to the first
+   token; (d) the floor: LangGraph plus a FastAPI/sse-starlette relay and nothing else
+   (minimal_relay.py: one node, no checkpointer, database, auth or context); (e) DuckLM
+   with its default in-process MiniLM instead of the embeddings endpoint, which shows
+   what encoding a request on this CPU adds. Every round sends a request text of its
+   own, so no cache (DuckLM keeps the vectors of recent texts) answers for a new one.
 2. Throughput of a long reply (one token per streamed chunk) through DuckLM's server
    against the raw client.
 3. 50 conversations at once through DuckLM's server, each a one-tool turn: turn latency,
    that every conversation holds its answer, and no "database is locked" in the logs.
 
-DuckLM's server runs as `ducklm serve` in a process of its own, as `langgraph dev` does,
-so neither shares the client's interpreter (the scripted model server runs on a thread
-of this one, for every client alike). Chat bodies set critic and memory off (the
+Each server runs in a process of its own (`ducklm serve`, `langgraph dev`, the relay),
+so none shares the client's interpreter (the scripted model server runs on a thread of
+this one, for every client alike). Chat bodies set critic and memory off (the
 `langgraph dev` runs set the same switches through their context): only the core path.
 `memory: false` switches off the memory policy (what gets stored), not recall: every turn
 still embeds its request for skill selection and for memory recall, as any turn does.
@@ -115,11 +121,13 @@ class Stream:
 
 @dataclass(frozen=True)
 class Servers:
-    """Base URLs of the three servers and the log files to search afterwards."""
+    """Base URLs of the servers and the log files to search afterwards."""
 
     llm: str
     duck: str
     lg: str
+    relay: str
+    duck_local: str  # DuckLM encoding requests with its in-process MiniLM
     duck_logs: tuple[Path, ...]
 
 
@@ -179,6 +187,17 @@ async def duck_turn(client: httpx.AsyncClient, servers: Servers, text: str) -> S
     return await post_stream(client, f"{servers.duck}/v1/chat/stream", body, duck_token)
 
 
+async def relay_turn(client: httpx.AsyncClient, servers: Servers, text: str) -> Stream:
+    return await post_stream(
+        client, f"{servers.relay}/v1/chat/stream", {"message": text}, duck_token
+    )
+
+
+async def duck_local_turn(client: httpx.AsyncClient, servers: Servers, text: str) -> Stream:
+    body = {"message": text, **SWITCHES}
+    return await post_stream(client, f"{servers.duck_local}/v1/chat/stream", body, duck_token)
+
+
 async def lg_turn(client: httpx.AsyncClient, servers: Servers, text: str) -> Stream:
     # A fresh thread per run, as DuckLM gets a fresh conversation; created outside the timing.
     thread = (await client.post(f"{servers.lg}/threads", json={})).raise_for_status().json()
@@ -196,11 +215,15 @@ Turn = Callable[[httpx.AsyncClient, Servers, str], Any]
 RAW = "(a) raw client -> scripted server"
 DUCK = "(b) DuckLM (ducklm serve)"
 LG = "(c) langgraph dev"
+RELAY = "(d) LangGraph + FastAPI relay alone"
+LOCAL = "(e) DuckLM, in-process MiniLM"
 # name -> (turn, runs in every n-th round)
 FIRST_TOKEN: dict[str, tuple[Turn, int]] = {
     RAW: (raw_turn, 1),
     DUCK: (duck_turn, 1),
     LG: (lg_turn, LG_EVERY),
+    RELAY: (relay_turn, 1),
+    LOCAL: (duck_local_turn, 1),
 }
 
 
@@ -211,16 +234,21 @@ async def interleaved(
     text: str,
     rounds: int,
 ) -> dict[str, list[Stream]]:
-    """`WARMUP` untimed turns each, then `rounds` rounds of one turn each, in turn."""
+    """`WARMUP` untimed turns each, then `rounds` rounds of one turn each, in turn.
+
+    Each turn's text is new ("... (round 7)"): a text seen before could be answered from
+    a cache (DuckLM keeps the vectors of recent requests), which a person's next message
+    never is.
+    """
     for turn, _ in turns.values():
-        for _ in range(WARMUP):
-            await turn(client, servers, text)
+        for n in range(WARMUP):
+            await turn(client, servers, f"{text} (warm-up {n})")
     samples: dict[str, list[Stream]] = {name: [] for name in turns}
     # Interleaved, so drift (other load, CPU frequency, SQLite growth) hits all alike.
     for index in range(rounds):
         for name, (turn, every) in turns.items():
             if index % every == 0:
-                samples[name].append(await turn(client, servers, text))
+                samples[name].append(await turn(client, servers, f"{text} (round {index})"))
     return samples
 
 
@@ -228,13 +256,17 @@ async def first_token(client: httpx.AsyncClient, servers: Servers) -> None:
     print(f"-- 1. time to the first token ({REPS} interleaved rounds, {WARMUP} warm-up each) --")
     samples = await interleaved(client, servers, FIRST_TOKEN, SHORT_Q, REPS)
     firsts = {name: [s.first_s for s in runs] for name, runs in samples.items()}
-    raw, duck, lg = (median_ms(firsts[name]) for name in (RAW, DUCK, LG))
+    raw, duck, lg, relay, local = (
+        median_ms(firsts[name]) for name in (RAW, DUCK, LG, RELAY, LOCAL)
+    )
     rows = [
         (name, len(f), median_ms(f), p90_ms(f), median_ms(f) - raw) for name, f in firsts.items()
     ]
     table(["client", "runs", "p50 ms", "p90 ms", "p50 added over (a) ms"], rows)
     counts = {name: sorted({s.tokens for s in runs}) for name, runs in samples.items()}
-    print(f"tokens per answer: {counts}\n")
+    print(f"tokens per answer: {counts}")
+    print(f"the relay alone adds {relay - raw:.1f} ms; DuckLM {duck - relay:.1f} ms more than it")
+    print(f"the in-process MiniLM adds {local - duck:.1f} ms to a new request's first token\n")
     verdict("first token, DuckLM p50 added over raw client", duck - raw, MAX_ADDED_MS, " ms")
     at_least("first token, langgraph dev p50 / DuckLM p50", lg / duck, MIN_LG_RATIO, "x")
     print()
@@ -343,45 +375,69 @@ def ducklm_serve(folder: Path, env: dict[str, str]) -> Iterator[tuple[str, Path]
     command = [str(Path(sys.executable).with_name("ducklm")), "serve", "--port", "0"]
     process = spawn_logged(command, folder, env, log_path)
     try:
-        yield wait_for_serve(process, log_path), log_path
+        yield wait_for_line(process, log_path, "web chat at "), log_path
     finally:
         stop(process)
 
 
-def wait_for_serve(process: subprocess.Popen[bytes], log_path: Path, timeout_s: float = 90) -> str:
+def wait_for_line(
+    process: subprocess.Popen[bytes], log_path: Path, marker: str, timeout_s: float = 90
+) -> str:
+    """The URL a starting server logs after `marker`."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"ducklm serve exited:\n{tail(log_path)}")
+            raise RuntimeError(f"{process.args!r} exited:\n{tail(log_path)}")
         for line in log_path.read_text(errors="replace").splitlines():
-            if "web chat at " in line:
-                return line.split("web chat at ", 1)[1].strip().rstrip("/")
+            if marker in line:
+                return line.split(marker, 1)[1].strip().rstrip("/")
         time.sleep(0.1)
-    raise RuntimeError(f"ducklm serve did not start in {timeout_s}s:\n{tail(log_path)}")
+    raise RuntimeError(f"{process.args!r} did not start in {timeout_s}s:\n{tail(log_path)}")
+
+
+@contextmanager
+def minimal_relay(folder: Path, llm_url: str) -> Iterator[str]:
+    """minimal_relay.py in a process of its own; yields its URL."""
+    folder.mkdir()
+    log_path = folder / "relay.log"
+    command = [sys.executable, str(Path(__file__).with_name("minimal_relay.py"))]
+    process = spawn_logged(command, folder, {"LLM": llm_url}, log_path)
+    try:
+        yield wait_for_line(process, log_path, "relay at ")
+    finally:
+        stop(process)
 
 
 @contextmanager
 def running_servers(root: Path) -> Iterator[Servers]:
-    """The scripted model server, `ducklm serve` and `langgraph dev`, each with its own data."""
+    """The scripted model server and every server measured, each with its own data."""
     roomy_backlog()
     with ExitStack() as stack:
         llm = stack.enter_context(ScriptedLLM())
         llm.set_responder(respond)
         (root / "workspace").mkdir()
         (root / "workspace" / "notes.md").write_text(NOTES, encoding="utf-8")
-        env = {
+        local_env = {
             "DUCK_LLM_BASE_URL": llm.base_url,
             "DUCK_WORKSPACE": str(root / "workspace"),
             "DUCK_MODEL_RETRY_INITIAL_INTERVAL": "0.01",
         }
-        (root / "serve").mkdir()
-        duck_data = root / "serve" / "data"
-        duck_env = {**env, "DUCK_DATA_DIR": str(duck_data), "DUCK_API_TOKEN": TOKEN}
-        duck, duck_log = stack.enter_context(ducklm_serve(root / "serve", duck_env))
+        env = {**local_env, "DUCK_EMBEDDINGS_URL": llm.base_url}
+        servers: dict[str, str] = {}
+        logs: list[Path] = []
+        for name, server_env in (("serve", env), ("serve-local", local_env)):
+            data = root / name / "data"
+            (root / name).mkdir()
+            duck_env = {**server_env, "DUCK_DATA_DIR": str(data), "DUCK_API_TOKEN": TOKEN}
+            servers[name], log_path = stack.enter_context(ducklm_serve(root / name, duck_env))
+            logs += [log_path, data / "ducklm.log"]
         config = write_config(REPO_ROOT / "langgraph.json", root / "lg")
         lg_env = {**env, "DUCK_DATA_DIR": str(root / "lg" / "data")}
         lg = stack.enter_context(langgraph_dev(config, env=lg_env))
-        yield Servers(llm.base_url, duck, lg.url, (duck_log, duck_data / "ducklm.log"))
+        relay = stack.enter_context(minimal_relay(root / "relay", llm.base_url))
+        yield Servers(
+            llm.base_url, servers["serve"], lg.url, relay, servers["serve-local"], tuple(logs)
+        )
 
 
 async def bench(servers: Servers) -> None:
