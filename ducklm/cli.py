@@ -29,7 +29,7 @@ from ducklm.roles import ModelsConfigError
 from ducklm.runtime import DuckLM, NotWaitingError, new_thread_id
 from ducklm.settings import SettingsError, load_settings
 from ducklm.skill_proposals import ProposalError
-from ducklm.stores import ThreadRunning
+from ducklm.stores import DatabaseUnavailable, ThreadRunning
 from ducklm.tools.hitl import DecisionError, is_password_request
 
 EXIT_CODES = {"completed": 0, "interrupted": 3, "failed": 1}
@@ -44,6 +44,7 @@ USER_ERRORS = (
     MemoryNotFound,
     LookupError,
     ThreadRunning,  # another process (a server beside this CLI) runs the thread
+    DatabaseUnavailable,  # DUCK_DATABASE_URL names a server that does not answer
 )
 
 Command = Callable[[DuckLM, argparse.Namespace], Coroutine[Any, Any, int]]

@@ -7,12 +7,15 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 
 from ducklm.memory import EmbeddingError, MemoryStore
 from ducklm.roles import ROLE_NAMES, RoleConfig, RoleName
 from ducklm.runtime import DuckLM
+from ducklm.stores import Database
+from ducklm.stores.postgres_db import shown_url
 
 PING_TIMEOUT_S = 3.0
 
@@ -57,9 +60,24 @@ async def run_checks(duck: DuckLM) -> list[Check]:
     checks = [SANDBOX_CHECKS[ctx.protection]]
     checks += await check_models({role: ctx.models.config(role) for role in ROLE_NAMES})
     checks += await check_memory(ctx.memory)
+    checks.append(await check_database(duck.database, duck.settings.database_location))
     checks.append(await asyncio.to_thread(_writable, "data dir", duck.settings.data_dir))
     checks.append(await asyncio.to_thread(_writable, "workspace", duck.settings.workspace))
     return checks
+
+
+async def check_database(db: Database, location: Path | str) -> Check:
+    """Which database DuckLM's tables are in, that it answers, and how big it is."""
+    postgres = db.dialect == "postgres"
+    where = f"PostgreSQL {shown_url(str(location))}" if postgres else f"SQLite file {location}"
+    try:
+        row = await db.fetchone("SELECT version()" if postgres else "SELECT sqlite_version()")
+        size_mb = await db.size() / 1e6
+    except Exception as exc:  # any failure is the finding itself
+        fix = "check that PostgreSQL runs" if postgres else f"check the file {location}"
+        return Check("database", False, f"{where} does not answer ({type(exc).__name__})", fix)
+    version = str(row[0]).split(",")[0] if row else "?"
+    return Check("database", True, f"{where}: {version}, {size_mb:.1f} MB")
 
 
 async def ping_model_server(base_url: str) -> Check:

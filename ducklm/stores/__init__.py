@@ -7,9 +7,9 @@ runs on the event loop's thread either way (`ducklm.stores.db`).
 
 from ducklm.stores.approvals import ApprovalRule, ApprovalRules
 from ducklm.stores.audit import AuditLog, AuditRecord
-from ducklm.stores.backend import is_postgres_url, open_database
+from ducklm.stores.backend import check_database, is_postgres_url, open_database
 from ducklm.stores.conversations import Conversation, Conversations
-from ducklm.stores.db import Database, ThreadRunning
+from ducklm.stores.db import Database, DatabaseUnavailable, ThreadRunning
 from ducklm.stores.intents import CommandIntents
 from ducklm.stores.runs import RunRecord, Runs
 from ducklm.stores.tasks import TaskRecord, Tasks, TaskStatus
@@ -23,12 +23,14 @@ __all__ = [
     "Conversation",
     "Conversations",
     "Database",
+    "DatabaseUnavailable",
     "RunRecord",
     "Runs",
     "TaskRecord",
     "TaskStatus",
     "Tasks",
     "ThreadRunning",
+    "check_database",
     "is_postgres_url",
     "open_database",
 ]

@@ -6,7 +6,7 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 from ducklm.stores.db import Database
-from ducklm.stores.postgres_db import open_postgres
+from ducklm.stores.postgres_db import check_reachable, open_postgres
 from ducklm.stores.sqlite_db import open_sqlite
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
@@ -25,3 +25,15 @@ def open_database(location: Path | str) -> AbstractAsyncContextManager[Database]
     if is_postgres_url(location):
         return open_postgres(str(location))
     return open_sqlite(Path(location))
+
+
+async def check_database(location: Path | str) -> None:
+    """Fail now, clearly, when the PostgreSQL server at `location` cannot be reached.
+
+    An SQLite file needs no check: opening it creates it.
+
+    Raises:
+        DatabaseUnavailable: Where the database is and why it cannot be reached.
+    """
+    if is_postgres_url(location):
+        await check_reachable(str(location))

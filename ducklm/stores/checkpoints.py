@@ -60,6 +60,7 @@ async def open_postgres_checkpointer(url: str) -> AsyncIterator[AsyncPostgresSav
         max_size=POOL_MAX,
         open=False,
         kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        check=AsyncConnectionPool.check_connection,  # as DuckLM's pool: survives a restart
     ) as pool:
         saver = AsyncPostgresSaver(pool)
         async with setup_lock(pool):

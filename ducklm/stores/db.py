@@ -24,6 +24,10 @@ class ThreadRunning(RuntimeError):
     """A run of this thread is already recorded as running (here or in another process)."""
 
 
+class DatabaseUnavailable(RuntimeError):
+    """The configured database cannot be reached; the message says where and why."""
+
+
 class Database(ABC):
     """DuckLM's own tables: statements, queries and transactions on one backend."""
 

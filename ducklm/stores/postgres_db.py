@@ -12,10 +12,12 @@ from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import Any
 
+import psycopg
 from psycopg import AsyncConnection
+from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool
 
-from ducklm.stores.db import Database, Params, Row
+from ducklm.stores.db import Database, DatabaseUnavailable, Params, Row
 from ducklm.stores.schema import (
     ONE_RUNNING_RUN,
     POSTGRES_EXTRAS,
@@ -26,6 +28,7 @@ from ducklm.stores.schema import (
 )
 
 POOL_MAX = 10
+CONNECT_TIMEOUT_S = 10
 SETUP_LOCK = "ducklm schema"
 """Advisory lock key held while tables are created: two servers starting at once would
 otherwise race on PostgreSQL's catalog (`CREATE TABLE IF NOT EXISTS` is not atomic)."""
@@ -118,10 +121,53 @@ async def setup_lock(pool: AsyncConnectionPool[Any]) -> AsyncIterator[None]:
             await conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (SETUP_LOCK,))
 
 
+async def check_reachable(url: str) -> None:
+    """Connect to `url` once, so a wrong URL or a stopped server fails now, and clearly.
+
+    A pool would retry in the background and report only a timeout, 30 s later.
+
+    Raises:
+        DatabaseUnavailable: Why the connection failed, with the URL minus its password.
+    """
+    try:
+        conn = await AsyncConnection.connect(url, connect_timeout=CONNECT_TIMEOUT_S)
+    except psycopg.Error as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DatabaseUnavailable(
+            f"cannot reach the PostgreSQL database {shown_url(url)}: {reason}. "
+            "Start PostgreSQL, or fix DUCK_DATABASE_URL."
+        ) from None
+    await conn.close()
+
+
+def shown_url(url: str) -> str:
+    """`user@host:port/dbname` of a connection URL: what to name in messages and logs."""
+    try:
+        parts = conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return "(an unreadable DUCK_DATABASE_URL)"
+    user = f"{parts['user']}@" if parts.get("user") else ""
+    port = f":{parts['port']}" if parts.get("port") else ""
+    return f"{user}{parts.get('host', 'localhost')}{port}/{parts.get('dbname', '')}"
+
+
 @asynccontextmanager
 async def open_postgres(url: str) -> AsyncIterator[PostgresDatabase]:
-    """Open a pool on `url` and create DuckLM's tables when missing."""
-    async with AsyncConnectionPool(url, min_size=1, max_size=POOL_MAX, open=False) as pool:
+    """Open a pool on `url` and create DuckLM's tables when missing.
+
+    Raises:
+        DatabaseUnavailable: The server cannot be reached (see `check_reachable`).
+    """
+    await check_reachable(url)
+    async with AsyncConnectionPool(
+        url,
+        min_size=1,
+        max_size=POOL_MAX,
+        open=False,
+        # A connection broken by a restart of PostgreSQL is replaced when taken, instead
+        # of failing the statement that gets it (one round trip per checkout).
+        check=AsyncConnectionPool.check_connection,
+    ) as pool:
         await pool.wait()
         db = PostgresDatabase(pool)
         await db.create_tables(SCHEMA + ";\n" + ";\n".join((*POSTGRES_EXTRAS, ONE_RUNNING_RUN)))

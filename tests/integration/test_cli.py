@@ -172,7 +172,26 @@ async def test_doctor_reports_the_sandbox_and_the_model_server(
     assert checks["sandbox"]["ok"] is True
     assert checks["sandbox"]["detail"].startswith("bubblewrap")
     assert checks[f"model server {llm.base_url}"]["ok"] is True
+    assert checks["database"]["ok"] is True
+    assert checks["database"]["detail"].startswith(f"SQLite file {settings.duck_db}: 3.")
     assert result.code == 0, result.stdout
+
+
+async def test_an_unreachable_database_is_a_clear_refusal(
+    settings: Settings, unused_tcp_port: int, tmp_path: Path
+) -> None:
+    url = f"postgresql://duck:secret@127.0.0.1:{unused_tcp_port}/nowhere"
+    env = cli_env(settings) | {"DUCK_DATABASE_URL": url}
+    for command in (["threads"], ["serve", "--port", "0"]):
+        result = await run_cli(*command, env=env, cwd=tmp_path)
+        assert result.code == 2, result.stderr
+        assert (
+            f"cannot reach the PostgreSQL database duck@127.0.0.1:{unused_tcp_port}/nowhere: "
+            "connection failed" in result.stderr
+        )
+        assert "Connection refused" in result.stderr
+        assert "secret" not in result.stderr + result.stdout
+        assert "Traceback" not in result.stderr
 
 
 async def test_doctor_says_what_to_do_when_the_model_server_is_down(

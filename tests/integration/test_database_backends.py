@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from ducklm.audit_buffer import AuditBuffer
+from ducklm.doctor import run_checks
 from ducklm.prune import PrunePolicy, prune_configured
 from ducklm.runtime import DuckLM
 from ducklm.settings import Settings
@@ -168,6 +169,26 @@ async def test_a_taken_event_number_renumbers_and_loses_nothing(
     assert [e.seq for e in stored] == [1, 2, 3]
     assert [e.data["type"] for e in stored] == ["intruder", "note", "note"]
     assert [e.data.get("n") for e in stored[1:]] == [0, 1]
+
+
+async def test_a_postgres_restart_fails_no_statement(db: Database, other: Database) -> None:
+    if db.dialect != "postgres":
+        pytest.skip("an SQLite file has no server to restart")
+    await Conversations(db).create("c1", title="before")
+    # Every connection of `db`'s pool dies, as in a restart of PostgreSQL.
+    await other.execute(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+        "WHERE usename = current_user AND pid <> pg_backend_pid()"
+    )
+    found = await Conversations(db).get("c1")
+    assert found is not None and found.title == "before"
+
+
+async def test_doctor_names_the_database(duck: DuckLM, settings: Settings) -> None:
+    (check,) = [c for c in await run_checks(duck) if c.name == "database"]
+    assert check.ok, check
+    assert check.detail.startswith("PostgreSQL " if settings.database_url else "SQLite file ")
+    assert "MB" in check.detail
 
 
 async def test_size_is_reported(db: Database) -> None:
