@@ -7,7 +7,8 @@
 
 import * as api from "./api.js";
 import { addAudited, beforeTask, historyView } from "./history.js";
-import { showError, showInfo } from "./notify.js";
+import { reportErrors, showError, showInfo } from "./notify.js";
+import { RestartCard } from "./restart-card.js";
 import { Turn, userMessage } from "./turn.js";
 
 // Past tasks whose audited events (route, plan, coder diffs) are loaded into history.
@@ -227,15 +228,35 @@ export class Chat {
     if (task.status === "running") {
       this.reattach(task, generation);
     } else if (task.status === "interrupted") {
-      const question = (task.pending ?? []).at(-1);
-      if (question && !turn.openQuestion) turn.apply(question);
-      turn.setState("interrupted");
-      this.setTaskState("interrupted");
+      this.showWaiting(task);
     } else {
       if (task.error && turn.state === "running") turn.apply({ type: "error", message: task.error });
       turn.apply({ type: "done", status: task.status, answer: task.answer });
       this.setTaskState("idle");
     }
+  }
+
+  /**
+   * The current task waits: at its question, or, with none (its process died mid-run,
+   * docs/api.md), for the person to go on or stop it.
+   */
+  showWaiting(task) {
+    const turn = this.turn;
+    const question = (task.pending ?? []).at(-1);
+    if (question && !turn.openQuestion) turn.apply(question);
+    else if (!question && !turn.openQuestion) turn.ask(this.restartCard(task));
+    turn.setState("interrupted");
+    this.setTaskState(question ? "interrupted" : "resumable");
+  }
+
+  restartCard(task) {
+    return new RestartCard(task, {
+      onGoOn: () => this.resume("resume"),
+      onStop: async () => {
+        await this.cancel();
+        this.composer.focus(); // the card that had the focus is gone
+      },
+    });
   }
 
   /** The connection dropped while the task runs: replay it into a fresh turn. */
@@ -254,19 +275,19 @@ export class Chat {
     }, REATTACH_DELAY_MS);
   }
 
-  /** Stop the running task, or abandon the one waiting for an answer. */
-  async stop() {
+  /** The composer's Stop: `cancel`, with a refusal shown as a notice. */
+  stop() {
     if (!this.taskId) {
       showInfo("The task is starting; try again in a moment.");
-      return;
+      return undefined;
     }
-    const waiting = this.taskState === "interrupted";
-    try {
-      await api.post(`/v1/tasks/${encodeURIComponent(this.taskId)}/cancel`);
-    } catch (error) {
-      showError(error);
-      return;
-    }
+    return reportErrors(() => this.cancel());
+  }
+
+  /** Stop the running task, or abandon the one waiting; rejects when the server refuses. */
+  async cancel() {
+    const waiting = this.taskState === "interrupted" || this.taskState === "resumable";
+    await api.post(`/v1/tasks/${encodeURIComponent(this.taskId)}/cancel`);
     // A running task's stream ends with `done` (cancelled); a waiting one has no run
     // to say so, so the page closes it itself.
     if (waiting) {

@@ -8,6 +8,7 @@ const HINTS = {
   idle: "",
   running: "DuckLM is working. Stop it to send something else.",
   interrupted: "Answer the question above, or stop the task.",
+  resumable: "DuckLM restarted during this task: choose Go on above to finish it, or Stop.",
 };
 
 export class Composer {
@@ -48,7 +49,10 @@ export class Composer {
     this.onSend(text);
   }
 
-  /** "idle", "running" or "interrupted" (waiting for an answer to a question). */
+  /**
+   * "idle", "running", "interrupted" (waiting for an answer to a question) or
+   * "resumable" (stopped by a restart, waiting for Go on or Stop).
+   */
   setState(state) {
     this.state = state;
     this.send.disabled = state !== "idle";
