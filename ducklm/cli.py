@@ -55,30 +55,13 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if hasattr(args, "standalone_fn"):
-            return run_loop(_run_standalone(args), fast=getattr(args, "fast_loop", False))
+            return asyncio.run(_run_standalone(args))
         return asyncio.run(_run(args.command_fn, args))
     except USER_ERRORS as exc:
         print(f"ducklm: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
-
-
-def run_loop(main: Coroutine[Any, Any, int], *, fast: bool = False) -> int:
-    """`asyncio.run(main)`; with `fast`, on uvloop where it is installed (not on Windows).
-
-    The server runs on uvloop: its loop is the one busy thread between a request and the
-    first token, and uvloop's costs a millisecond less of it (scripts/bench).
-    """
-    if fast:
-        try:
-            import uvloop  # noqa: PLC0415  optional: not built for Windows
-        except ImportError:
-            pass
-        else:
-            with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-                return runner.run(main)
-    return asyncio.run(main)
 
 
 async def _run(command: Command, args: argparse.Namespace) -> int:

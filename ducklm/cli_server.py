@@ -32,7 +32,7 @@ def add_server_commands(sub: Any) -> None:
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port (8000; 0 picks a free one)")
-    serve.set_defaults(standalone_fn=cmd_serve, fast_loop=True)
+    serve.set_defaults(standalone_fn=cmd_serve)
     token = sub.add_parser("token", help="print the API token clients send as a bearer token")
     token.set_defaults(standalone_fn=cmd_token)
 
