@@ -16,7 +16,7 @@ from playwright.async_api import Page, Route, expect
 from ducklm.settings import Settings
 from tests.e2e.conftest import screenshot
 from tests.e2e.test_web_chat import last_turn, quiet, send
-from tests.support.cli import cli_env, start_cli
+from tests.support.cli import cli_env, kill_mid_run
 from tests.support.scripted_llm import ScriptedLLM, reply
 from tests.support.server import Served, stream
 
@@ -29,27 +29,7 @@ RESTART_TEXT = "stopped when DuckLM restarted"
 @pytest.fixture
 async def server_settings(settings: Settings, llm: ScriptedLLM, tmp_path: Path) -> Settings:
     """The server's settings, once a CLI run on them has died mid-run (before it starts)."""
-    # The reply comes after the kill, so the run dies waiting for its model (as in
-    # tests/integration/test_operator_cli.py).
-    llm.script(reply("too late", delay_s=8))
-    proc = await start_cli(
-        "chat",
-        "hello",
-        "--thread",
-        THREAD,
-        "--no-critic",
-        "--no-memory",
-        env=cli_env(settings),
-        cwd=tmp_path,
-    )
-    for _ in range(1200):  # the process first loads its models
-        if llm.requests:
-            break
-        await asyncio.sleep(0.05)
-    else:
-        pytest.fail("the run never reached the model")
-    proc.kill()
-    await proc.wait()
+    await kill_mid_run(llm, cli_env(settings), tmp_path, THREAD)
     return settings
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ducklm.settings import Settings
-from tests.support.cli import CliResult, cli_env, run_cli, start_cli
+from tests.support.cli import CliResult, cli_env, kill_mid_run, run_cli
 from tests.support.scripted_llm import ScriptedLLM, reply
 from tests.support.server import serve, stream
 
@@ -24,25 +24,11 @@ def _lines(result: CliResult) -> list[dict[str, Any]]:
     return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
 
 
-async def _kill_mid_run(llm: ScriptedLLM, env: dict[str, str], cwd: Path, thread: str) -> None:
-    """Start a chat whose model call hangs, and kill the process while it waits."""
-    llm.script(reply("too late", delay_s=8))
-    proc = await start_cli("chat", "hello", "--thread", thread, *QUIET, env=env, cwd=cwd)
-    for _ in range(1200):  # the process first loads its models
-        if llm.requests:
-            break
-        await asyncio.sleep(0.05)
-    else:
-        pytest.fail("the run never reached the model")
-    proc.kill()
-    await proc.wait()
-
-
 async def test_a_killed_run_is_marked_at_the_next_start_and_resumes(
     settings: Settings, llm: ScriptedLLM, tmp_path: Path
 ) -> None:
     env = cli_env(settings)
-    await _kill_mid_run(llm, env, tmp_path, "K1")
+    await kill_mid_run(llm, env, tmp_path, "K1")
 
     (thread,) = _lines(await run_cli("threads", "--json", env=env, cwd=tmp_path))
     assert thread["id"] == "K1"
@@ -67,7 +53,7 @@ async def test_a_killed_run_is_marked_at_the_next_start_and_resumes(
 async def test_the_server_resumes_a_task_interrupted_by_restart(
     settings: Settings, llm: ScriptedLLM, tmp_path: Path
 ) -> None:
-    await _kill_mid_run(llm, cli_env(settings), tmp_path, "K2")
+    await kill_mid_run(llm, cli_env(settings), tmp_path, "K2")
     llm.script(reply("Recovered."))
     async with serve(settings) as served:
         (task,) = (await served.client.get("/v1/tasks", params={"conversation_id": "K2"})).json()

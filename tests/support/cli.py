@@ -10,7 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ducklm.settings import Settings
+from tests.support.scripted_llm import ScriptedLLM, reply
 
 
 @dataclass
@@ -67,3 +70,22 @@ async def run_cli(
     )
     assert proc.returncode is not None
     return CliResult(proc.returncode, out.decode(), err.decode())
+
+
+async def kill_mid_run(llm: ScriptedLLM, env: dict[str, str], cwd: Path, thread: str) -> None:
+    """Start `ducklm chat` on `thread` and kill it while its model call hangs.
+
+    The next DuckLM to start on the same data marks that task interrupted by restart.
+    """
+    llm.script(reply("too late", delay_s=8))
+    proc = await start_cli(
+        "chat", "hello", "--thread", thread, "--no-critic", "--no-memory", env=env, cwd=cwd
+    )
+    for _ in range(1200):  # the process first loads its models
+        if llm.requests:
+            break
+        await asyncio.sleep(0.05)
+    else:
+        pytest.fail("the run never reached the model")
+    proc.kill()
+    await proc.wait()
