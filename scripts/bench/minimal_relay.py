@@ -70,7 +70,9 @@ def main() -> None:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     print(f"relay at http://127.0.0.1:{sock.getsockname()[1]}", file=sys.stderr, flush=True)
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+    # asyncio's loop, as `ducklm serve` runs on (uvicorn would pick uvloop if installed).
+    config = uvicorn.Config(app, log_level="warning", loop="asyncio")
+    uvicorn.Server(config).run(sockets=[sock])
 
 
 if __name__ == "__main__":
