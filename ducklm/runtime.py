@@ -137,7 +137,9 @@ class DuckLM:
         if workspace:
             graph_input["workspace"] = workspace
         thread_id = thread_id or new_thread_id()
-        task = TaskRef(task_id or new_thread_id(), message, True, workspace)
+        task = TaskRef(
+            task_id or new_thread_id(), message, bump_conversation=True, workspace=workspace
+        )
         return self._new_task(graph_input, thread_id, task, critic=critic, memory=memory)
 
     async def run(self, message: str, **kwargs: Any) -> RunResult:
@@ -266,7 +268,8 @@ class DuckLM:
         if not snapshot.next:
             raise NotWaitingError(f"nothing runs after checkpoint {checkpoint_id!r}")
         humans = [m.text for m in snapshot.values.get("messages", []) if m.type == "human"]
-        task = TaskRef(new_thread_id(), f"replay: {humans[-1] if humans else checkpoint_id}", True)
+        message = f"replay: {humans[-1] if humans else checkpoint_id}"
+        task = TaskRef(new_thread_id(), message, bump_conversation=True)
         async for item in self._stream(
             None, thread_id, task, critic, memory, checkpoint_id=checkpoint_id
         ):
