@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +110,7 @@ def _trace(
             return self.model(dict(zip(names, tensors, strict=True)))["sentence_embedding"]
 
     try:
-        with warnings.catch_warnings(), torch.inference_mode():
+        with warnings.catch_warnings(), _quiet_libraries(), torch.inference_mode():
             warnings.simplefilter("ignore")  # TracerWarnings about Python-side values
             example = tuple(sample[n] for n in names)
             module = torch.jit.freeze(
@@ -131,3 +132,18 @@ def _trace(
         log.info("embedding model could not be traced; running eagerly", exc_info=True)
         return None
     return traced
+
+
+@contextmanager
+def _quiet_libraries() -> Iterator[None]:
+    # Tracing reads every attribute of the modules, deprecated properties included, and
+    # their warnings (transformers prints its own to stderr) would land in the chat.
+    loggers = [logging.getLogger(name) for name in ("sentence_transformers", "transformers")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
