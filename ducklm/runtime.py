@@ -332,6 +332,14 @@ class DuckLM:
             )  # fmt: skip
         return True
 
+    async def request_cancel(self, task_id: str) -> bool:
+        """Ask whichever process runs `task_id` to cancel it; `False` if it does not run."""
+        return await self._deps.runs.request_cancel(task_id)
+
+    async def cancel_requested(self, run_ids: list[str]) -> list[str]:
+        """Which of these running runs another process asked to cancel."""
+        return await self._deps.runs.cancel_requested(run_ids)
+
     async def forget_thread(self, thread_id: str) -> None:
         """Delete a conversation: its checkpoints, tasks, runs and events (memories stay)."""
         await self.graph.checkpointer.adelete_thread(thread_id)  # type: ignore[union-attr]

@@ -30,6 +30,7 @@ def create_app(settings: Settings) -> FastAPI:
         async with DuckLM.open(settings) as duck:
             app.state.duck = duck
             app.state.hub = hub = TaskHub(duck)
+            hub.watch_cancels()
             # Old checkpoints go in the background: the server answers meanwhile.
             pruning = asyncio.create_task(auto_prune(settings), name="ducklm-prune")
             try:

@@ -5,6 +5,10 @@ number of SSE clients follow from the start. A client that disconnects stops fol
 and nothing else: the run goes on to its end or its next question, and a reload
 re-attaches. Only `cancel` stops a run. One run at a time per thread: the hub claims
 the thread before anything awaits, so two resumes of one question cannot both start.
+
+Several servers may share one PostgreSQL database. A cancel for a task another server
+runs is written to its run's row; every hub looks for such requests for its own runs
+every `CANCEL_POLL_S`, and the asking server waits up to `CANCEL_WAIT_S` for the end.
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ from ducklm.tools.hitl import DecisionError, is_password_request, parse_decision
 
 log = logging.getLogger(__name__)
 
+CANCEL_POLL_S = 0.5
+CANCEL_WAIT_S = 5.0
+
 
 class ThreadBusy(RuntimeError):
     """The thread already has a run going, or a question waiting for an answer."""
@@ -38,6 +45,7 @@ class LiveTask:
         self.task_id = task_id
         self.thread_id = thread_id
         self.events: list[Event] = []
+        self.run_id = ""  # the run going on now (set from its first event)
         self.finished = asyncio.Event()
         self.runner: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
@@ -82,6 +90,12 @@ class TaskHub:
         self._duck = duck
         self._live: dict[str, LiveTask] = {}
         self._busy: set[str] = set()
+        self._watcher: asyncio.Task[None] | None = None
+
+    def watch_cancels(self) -> None:
+        """Start honouring cancels other processes ask for (see the module's docstring)."""
+        if self._watcher is None:
+            self._watcher = asyncio.create_task(self._watch(), name="ducklm-cancel-watch")
 
     def live(self, task_id: str) -> LiveTask | None:
         """The task while its run is going, else `None`."""
@@ -226,12 +240,17 @@ class TaskHub:
         task = await self._duck.task(task_id)
         if task is None:
             raise TaskNotFound(task_id)
+        if task.status == "running" and await self._duck.request_cancel(task_id):
+            return await self._end_of(task_id)  # another server runs it
         if not await self._duck.abandon(task_id):
             raise NotWaitingError(f"task {task_id!r} has already ended ({task.status})")
         return "cancelled"
 
     async def close(self) -> None:
         """Cancel every run (the server is stopping); each is recorded as cancelled."""
+        if self._watcher is not None:
+            self._watcher.cancel()
+            await asyncio.gather(self._watcher, return_exceptions=True)
         runners = [t.runner for t in self._live.values() if t.runner is not None]
         for runner in runners:
             runner.cancel()
@@ -249,6 +268,33 @@ class TaskHub:
         except BaseException:
             self._busy.discard(thread_id)
             raise
+
+    async def _end_of(self, task_id: str) -> str:
+        """The status of a task cancelled from here and run elsewhere, once it ends.
+
+        "cancelling" when it has not ended within `CANCEL_WAIT_S`.
+        """
+        for _ in range(int(CANCEL_WAIT_S / 0.1)):
+            task = await self._duck.task(task_id)
+            if task is not None and task.status != "running":
+                return task.status
+            await asyncio.sleep(0.1)
+        return "cancelling"
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(CANCEL_POLL_S)
+            live = {t.run_id: t for t in self._live.values() if t.run_id}
+            if not live:
+                continue
+            try:
+                asked = await self._duck.cancel_requested(list(live))
+            except Exception:  # a database hiccup must not end the watch
+                log.warning("could not look for cancel requests", exc_info=True)
+                continue
+            for run_id in asked:
+                if (runner := live[run_id].runner) is not None:
+                    runner.cancel()
 
     def _take(self, thread_id: str) -> None:
         # No await between the check and the add: two requests cannot both pass.
@@ -279,6 +325,7 @@ class TaskHub:
             self._busy.discard(thread_id)
             raise
         live = LiveTask(task_id, thread_id)
+        live.run_id = str(first.get("run_id", ""))
         self._live[task_id] = live
         live.runner = asyncio.create_task(
             self._drive(live, _after(first, events)), name=f"ducklm-task-{task_id}"

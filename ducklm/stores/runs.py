@@ -83,6 +83,29 @@ class Runs:
         )
         return changed > 0
 
+    async def request_cancel(self, task_id: str) -> bool:
+        """Ask the process running `task_id` to cancel it; `False` if no run of it runs.
+
+        That process finds the request within `CANCEL_POLL_S` (`ducklm.server.tasks`).
+        """
+        changed = await self._db.execute(
+            "UPDATE runs SET cancel_requested = ? WHERE task_id = ? AND status = 'running'",
+            (time.time(), task_id),
+        )
+        return changed > 0
+
+    async def cancel_requested(self, run_ids: list[str]) -> list[str]:
+        """Which of `run_ids` still run and have a cancel requested."""
+        if not run_ids:
+            return []
+        marks = ", ".join("?" * len(run_ids))
+        rows = await self._db.fetchall(
+            f"SELECT run_id FROM runs WHERE run_id IN ({marks}) "
+            "AND status = 'running' AND cancel_requested IS NOT NULL",
+            run_ids,
+        )
+        return [row[0] for row in rows]
+
     async def get(self, run_id: str) -> RunRecord | None:
         """The run `run_id`, or `None`."""
         row = await self._db.fetchone(f"SELECT {_COLUMNS} FROM runs WHERE run_id = ?", (run_id,))

@@ -144,6 +144,8 @@ async def _migrate(conn: aiosqlite.Connection) -> None:
         await conn.execute("UPDATE runs SET task_id = run_id")
     if "owner" not in columns:  # runs before recovery existed: no owner process recorded
         await conn.execute("ALTER TABLE runs ADD COLUMN owner TEXT")
+    if "cancel_requested" not in columns:  # runs before another process could cancel them
+        await conn.execute("ALTER TABLE runs ADD COLUMN cancel_requested REAL")
 
 
 async def _one_running_run(conn: aiosqlite.Connection) -> None:

@@ -24,6 +24,7 @@ async def test_runs_without_task_ids_are_migrated(tmp_path: Path) -> None:
         await conn.commit()
     async with open_database(path) as db:
         assert await db.fetchall("SELECT run_id, task_id FROM runs") == [("r1", "r1")]
+        assert await db.fetchall("SELECT owner, cancel_requested FROM runs") == [(None, None)]
         tasks = Tasks(db)
         await tasks.start("task-1", "t1", "hello")
         found = await tasks.get("task-1")

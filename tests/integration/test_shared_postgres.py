@@ -114,6 +114,32 @@ async def test_a_conversation_goes_on_on_the_other_server(
         )
 
 
+async def test_a_task_running_on_one_server_is_cancelled_from_the_other(
+    settings: Settings, llm: ScriptedLLM, shared_url: str, tmp_path: Path
+) -> None:
+    llm.script(reply("too late", delay_s=30))
+    async with (
+        ducklm_serve(settings, shared_url, "a", tmp_path) as a,
+        ducklm_serve(settings, shared_url, "b", tmp_path) as b,
+    ):
+        body = {"message": "take your time", "conversation_id": "c1", **QUIET}
+        running = asyncio.create_task(a.post("/v1/chat", json=body))
+        for _ in range(600):  # until A's run waits on the model
+            if llm.requests:
+                break
+            await asyncio.sleep(0.05)
+        (task,) = (await b.get("/v1/tasks", params={"conversation_id": "c1"})).json()
+        assert task["status"] == "running"
+        cancelled = await b.post(f"/v1/tasks/{task['task_id']}/cancel")
+        assert cancelled.status_code == 200, cancelled.text
+        assert cancelled.json() == {"task_id": task["task_id"], "status": "cancelled"}
+        ended = (await asyncio.wait_for(running, 10)).json()
+        assert ended["status"] == "cancelled"
+        assert (await a.get(f"/v1/tasks/{task['task_id']}")).json()["status"] == "cancelled"
+        again = await b.post(f"/v1/tasks/{task['task_id']}/cancel")
+        assert again.status_code == 409
+
+
 async def test_fifty_conversations_on_two_servers_lose_nothing(
     settings: Settings, llm: ScriptedLLM, shared_url: str, tmp_path: Path
 ) -> None:
