@@ -15,7 +15,7 @@ from typing import Any
 from ducklm.cli_llama import say
 from ducklm.local_model import local_server_for
 from ducklm.settings import Settings
-from ducklm.stores import check_database
+from ducklm.stores import require_database
 
 Standalone = Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]
 EXIT_USAGE = 2
@@ -51,7 +51,7 @@ async def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
         return EXIT_USAGE
     # A PostgreSQL server that does not answer is a clear refusal here, not a traceback
     # from the app's startup (raises DatabaseUnavailable, which the CLI reports).
-    await check_database(settings.database_location)
+    await require_database(settings.database_location)
     # No model server answering and the local extra installed: run the local one meanwhile.
     async with local_server_for(settings, say) as served:
         return await _serve(served, args)

@@ -7,7 +7,7 @@ runs on the event loop's thread either way (`ducklm.stores.db`).
 
 from ducklm.stores.approvals import ApprovalRule, ApprovalRules
 from ducklm.stores.audit import AuditLog, AuditRecord
-from ducklm.stores.backend import check_database, is_postgres_url, open_database
+from ducklm.stores.backend import is_postgres_url, open_database, require_database
 from ducklm.stores.conversations import Conversation, Conversations
 from ducklm.stores.db import Database, DatabaseUnavailable, ThreadRunning
 from ducklm.stores.intents import CommandIntents
@@ -30,7 +30,7 @@ __all__ = [
     "TaskStatus",
     "Tasks",
     "ThreadRunning",
-    "check_database",
     "is_postgres_url",
     "open_database",
+    "require_database",
 ]

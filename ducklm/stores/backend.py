@@ -27,7 +27,7 @@ def open_database(location: Path | str) -> AbstractAsyncContextManager[Database]
     return open_sqlite(Path(location))
 
 
-async def check_database(location: Path | str) -> None:
+async def require_database(location: Path | str) -> None:
     """Fail now, clearly, when the PostgreSQL server at `location` cannot be reached.
 
     An SQLite file needs no check: opening it creates it.
