@@ -7,12 +7,15 @@ STAMP := $(VENV)/.installed
 
 # Reinstall only when the project's dependencies change; pip's wheel cache keeps
 # reinstalls fast.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml scripts/install-llama.sh
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	# A plain install would pull a multi-GB CUDA build of torch (for sentence-transformers);
 	# the CPU build is enough, and 2.13.0 CPU already lies on disk here.
 	$(PY) -m pip install --quiet torch==2.13.0
+	# llama.cpp built for any x86-64 CPU, in a cache keyed on its build flags (pip's own
+	# cache would hand back a build tuned to another CPU); LLAMA_BUILD=native for speed.
+	scripts/install-llama.sh $(PY)
 	$(PY) -m pip install --quiet -e '.[dev,local]'
 	touch $(STAMP)
 
