@@ -36,6 +36,7 @@ from ducklm.stores import (
     open_database,
 )
 from ducklm.stores.experience import ExperienceLog
+from ducklm.stores.private import secure_data_dir
 from ducklm.tokens import ESTIMATE, BatchTokenCounter, server_tokenizer
 from ducklm.tools.command_policy import CommandPolicy, load_command_policy
 from ducklm.tools.registry import ToolRegistry, default_tools
@@ -133,7 +134,7 @@ def _load_static(settings: Settings) -> _Static:
     roles = load_roles(
         models_config_for(settings), base_url=settings.llm_base_url, api_key=settings.llm_api_key
     )
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    secure_data_dir(settings.data_dir)
     settings.workspace.mkdir(parents=True, exist_ok=True)
     skills_dir = settings.skills_dir or default_skills_dir()
     protected = [settings.data_dir, default_models_path().parent, prompts_dir(), skills_dir]

@@ -11,6 +11,8 @@ import logging.handlers
 import queue
 from pathlib import Path
 
+from ducklm.stores.private import create_private_file, secure_data_dir
+
 LOG_FILE = "ducklm.log"
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -20,7 +22,8 @@ def start_file_logging(data_dir: Path, level: int = logging.INFO) -> logging.han
 
     Blocking (opens the file): call before the event loop runs or on a worker thread.
     """
-    data_dir.mkdir(parents=True, exist_ok=True)
+    secure_data_dir(data_dir)
+    create_private_file(data_dir / LOG_FILE)
     file_handler = logging.handlers.RotatingFileHandler(
         data_dir / LOG_FILE, maxBytes=5_000_000, backupCount=3, encoding="utf-8"
     )

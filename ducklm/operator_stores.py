@@ -19,6 +19,7 @@ from ducklm.recovery import recover_dead_runs
 from ducklm.settings import Settings
 from ducklm.stores import AuditLog, Conversations, Runs, Tasks, open_database
 from ducklm.stores.checkpoints import open_checkpointer
+from ducklm.stores.private import secure_data_dir
 
 SLOW_S = 1.0
 
@@ -36,7 +37,7 @@ class OperatorStores:
 @asynccontextmanager
 async def open_operator_stores(settings: Settings) -> AsyncIterator[OperatorStores]:
     """DuckLM's own tables, after marking runs whose process died."""
-    await asyncio.to_thread(settings.data_dir.mkdir, parents=True, exist_ok=True)
+    await asyncio.to_thread(secure_data_dir, settings.data_dir)
     owner = await asyncio.to_thread(ProcessOwner.current)
     async with open_database(settings.database_location) as db:
         stores = OperatorStores(Conversations(db), Tasks(db), Runs(db, owner=owner), AuditLog(db))
@@ -47,7 +48,7 @@ async def open_operator_stores(settings: Settings) -> AsyncIterator[OperatorStor
 @asynccontextmanager
 async def open_history(settings: Settings) -> AsyncIterator[DuckGraph]:
     """The graph on its checkpointer, for reading states (it runs no node)."""
-    await asyncio.to_thread(settings.data_dir.mkdir, parents=True, exist_ok=True)
+    await asyncio.to_thread(secure_data_dir, settings.data_dir)
     async with open_checkpointer(settings.checkpoint_location) as saver:
         yield build_graph().compile(checkpointer=saver, name="ducklm")
 

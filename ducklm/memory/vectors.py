@@ -21,6 +21,7 @@ import logging
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
+from pathlib import Path
 from typing import Any, TypeVar
 
 from qdrant_client import QdrantClient, models
@@ -31,6 +32,7 @@ from ducklm.memory.layout import index_filter_fields, payload, qdrant_filter
 from ducklm.memory.records import MemoryRecord
 from ducklm.memory.scope import View
 from ducklm.settings import Settings
+from ducklm.stores.private import make_private_dir
 
 log = logging.getLogger(__name__)
 
@@ -234,6 +236,7 @@ def _connect_client(
         client = QdrantClient(url=where, timeout=SERVER_TIMEOUT_S, check_compatibility=False)
         return client, None
     try:
+        make_private_dir(Path(where))  # memories are the person's: owner-only like the rest
         client = QdrantClient(path=where, force_disable_check_same_thread=True)
     except Exception as exc:
         log.warning("embedded Qdrant at %s cannot open", where, exc_info=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -17,6 +18,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from ducklm.stores.backend import is_postgres_url
 from ducklm.stores.postgres_db import POOL_MAX, setup_lock
+from ducklm.stores.private import create_private_file
 
 
 def open_checkpointer(
@@ -37,6 +39,7 @@ async def open_sqlite_checkpointer(path: Path) -> AsyncIterator[AsyncSqliteSaver
     power loss can drop the last commits. The busy timeout lets a CLI and a server share
     the file without "database is locked".
     """
+    await asyncio.to_thread(create_private_file, path)  # SQLite's -wal/-shm copy its mode
     async with aiosqlite.connect(path) as conn:
         await conn.execute("PRAGMA journal_mode=WAL")
         await conn.execute("PRAGMA synchronous=NORMAL")

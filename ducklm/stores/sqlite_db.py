@@ -13,6 +13,7 @@ from pathlib import Path
 import aiosqlite
 
 from ducklm.stores.db import Database, Params, Row
+from ducklm.stores.private import create_private_file
 from ducklm.stores.schema import ONE_RUNNING_RUN, SCHEMA
 
 log = logging.getLogger(__name__)
@@ -119,6 +120,7 @@ async def open_sqlite(path: Path) -> AsyncIterator[SqliteDatabase]:
     WAL lets a CLI read while a server writes; the busy timeout turns a brief lock into a
     short wait instead of a "database is locked" error.
     """
+    await asyncio.to_thread(create_private_file, path)
     conn = await aiosqlite.connect(path)
     try:
         await conn.execute("PRAGMA journal_mode=WAL")
