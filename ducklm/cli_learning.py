@@ -137,7 +137,7 @@ async def cmd_skills_list(duck: DuckLM, args: argparse.Namespace) -> int:
 
 async def cmd_skills_proposals(duck: DuckLM, args: argparse.Namespace) -> int:
     """`ducklm skills proposals`."""
-    for proposal in await asyncio.to_thread(list_proposals, duck.context.skills_dir):
+    for proposal in await asyncio.to_thread(list_proposals, duck.context.settings.proposals_dir):
         if args.json:
             print(proposal.model_dump_json())
         else:
@@ -147,7 +147,10 @@ async def cmd_skills_proposals(duck: DuckLM, args: argparse.Namespace) -> int:
 
 async def cmd_skills_apply(duck: DuckLM, args: argparse.Namespace) -> int:
     """`ducklm skills apply`."""
-    path = await asyncio.to_thread(apply_proposal, duck.context.skills_dir, args.proposal_id)
+    context = duck.context
+    path = await asyncio.to_thread(
+        apply_proposal, context.settings.proposals_dir, context.skills_dir, args.proposal_id
+    )
     print(f"applied {args.proposal_id} to {path}")
     return 0
 

@@ -40,7 +40,10 @@ class Settings(BaseSettings):
     models_config: Path | None = None
     """An alternative models file; the packaged `config/models.yaml` when unset."""
     workspace: Path = Path("./workspace")
-    """The folder the agent's file tools are confined to."""
+    """The folder the agent's file tools are confined to (the default workspace)."""
+    workspaces: Annotated[list[Path], NoDecode] = Field(default_factory=list)
+    """More folders a request may name as its workspace (comma-separated in the env);
+    folders inside them count too. Nothing else is accepted: the person chooses them."""
     data_dir: Path = Path("./data")
     """Checkpoints, audit log, approval rules and other DuckLM tables (unless
     `database_url` is set), the embedded Qdrant, the log and the API token."""
@@ -85,7 +88,8 @@ class Settings(BaseSettings):
     """CPU threads the local server generates with; unset: every core but one (left to DuckLM)."""
 
     skills_dir: Path | None = None
-    """The skills folder (`<id>/skill.yaml`, proposals in `_proposals/`); unset: DuckLM's."""
+    """The skills folder (`<id>/skill.yaml`); unset: DuckLM's. Only `ducklm skills apply`
+    writes into it."""
 
     api_token: str | None = Field(default=None, min_length=16)
     """The server's access token; unset, one is created in the data dir at first start."""
@@ -95,13 +99,16 @@ class Settings(BaseSettings):
     """Origins besides the server's own that may send state-changing requests."""
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     """Request bodies larger than this are refused with 413."""
+    api_docs: bool = False
+    """Serve the API's interactive docs at /docs and /redoc. Off by default: their pages
+    load scripts from a CDN, on the origin that holds the person's session."""
 
     prune_keep_last: int | None = Field(default=None, ge=1)
     """Checkpoints kept per thread when the server prunes at start; unset: no pruning."""
     prune_older_than_days: float | None = Field(default=None, ge=0)
     """With the server's pruning: delete only checkpoints older than this many days."""
 
-    @field_validator("allowed_hosts", "allowed_origins", mode="before")
+    @field_validator("allowed_hosts", "allowed_origins", "workspaces", mode="before")
     @classmethod
     def _comma_list(cls, value: object) -> object:
         if isinstance(value, str):
@@ -128,6 +135,11 @@ class Settings(BaseSettings):
         # Resolved here, while settings load off the event loop, so nothing later has to
         # ask the file system (os.getcwd) where a relative path points.
         return path.expanduser().absolute() if path is not None else None
+
+    @field_validator("workspaces")
+    @classmethod
+    def _absolute_all(cls, paths: list[Path]) -> list[Path]:
+        return [path.expanduser().absolute() for path in paths]
 
     @model_validator(mode="after")
     def _budgets_fit(self) -> Settings:
@@ -157,6 +169,11 @@ class Settings(BaseSettings):
     def qdrant_path(self) -> Path:
         """Folder of the embedded Qdrant (used when `qdrant_url` is unset)."""
         return self.data_dir / "qdrant"
+
+    @property
+    def proposals_dir(self) -> Path:
+        """Skill proposals the critic writes: runtime output, so in the data dir."""
+        return self.data_dir / "skill_proposals"
 
     @property
     def duck_db(self) -> Path:

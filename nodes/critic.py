@@ -1,7 +1,7 @@
 """critic: the critic role reflects on the turn after the answer has streamed.
 
 The reflection becomes an experience record; a suggested skill patch becomes a proposal
-file under `skills/_proposals/`, never applied silently. Its failure never loses the
+file in the data dir (`skill_proposals/`), never applied silently. Its failure never loses the
 answer: any error becomes a non-fatal `error` event and the run still completes.
 """
 
@@ -76,7 +76,7 @@ async def _keep(
             lesson=critique.reusable_lesson,
             thread_id=thread_id,
         )
-        proposal_id = (await asyncio.to_thread(write_proposal, ctx.skills_dir, new)).id
+        proposal_id = (await asyncio.to_thread(write_proposal, ctx.settings.proposals_dir, new)).id
     record = await ctx.experience.add(
         ExperienceRecord(
             id="",

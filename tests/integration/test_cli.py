@@ -237,7 +237,7 @@ async def test_memory_and_skills_commands(
     assert described.keys() == {line.split()[0] for line in skills.stdout.splitlines()}
     assert described["summarize_file"]["procedure"], "the whole skill, not only its name"
     new = NewProposal("Step 0: ask which file.", "summarize_file", "ask first", "t-1")
-    written = await asyncio.to_thread(write_proposal, skills_dir, new)
+    written = await asyncio.to_thread(write_proposal, settings.proposals_dir, new)
     proposals = await run_cli("skills", "proposals", "--json", env=env, cwd=tmp_path)
     (listed,) = map(json.loads, proposals.stdout.splitlines())
     assert listed == written.model_dump(mode="json")

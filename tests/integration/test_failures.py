@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import stat
 from pathlib import Path
 
 import pytest
@@ -74,9 +75,15 @@ async def test_a_failing_critic_never_loses_the_answer(duck: DuckLM, llm: Script
     assert messages[-1].text == "Here is your answer."
 
 
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    """Every file under `root` with its content."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
 async def test_critic_output_lands_as_experience_and_a_proposal(
     duck: DuckLM, llm: ScriptedLLM, skills_dir: Path
 ) -> None:
+    skills_before = await asyncio.to_thread(tree_bytes, skills_dir)
     reflection = {
         "score": 0.9,
         "summary": "answered directly",
@@ -99,9 +106,13 @@ async def test_critic_output_lands_as_experience_and_a_proposal(
     assert record.lesson == "answer fact questions in one line"
     assert record.what_worked == ["a one-line answer"]
     assert record.proposal_id == event["proposal_id"]
-    proposal = skills_dir / "_proposals" / f"{record.proposal_id}.yaml"
+    # Model-written output lands in the data dir, owner-only; the skills folder (in a
+    # wheel install, site-packages) is never written at run time.
+    proposal = duck.context.settings.proposals_dir / f"{record.proposal_id}.yaml"
     text = await asyncio.to_thread(proposal.read_text)
     assert "For fact questions, answer in one line." in text
+    assert stat.S_IMODE((await asyncio.to_thread(proposal.stat)).st_mode) == 0o600
+    assert await asyncio.to_thread(tree_bytes, skills_dir) == skills_before
     state = await duck.state(result.thread_id)
     assert state is not None
     assert state.critique is not None and state.critique["score"] == 0.9
