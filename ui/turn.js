@@ -242,7 +242,7 @@ export class Turn {
 
   startTool(event) {
     this.breakSegments();
-    // A call paused for a password starts again after it: same call, same card.
+    // A step asks every question (approvals, then passwords) before any call runs: same call, same card.
     const existing = this.tools.get(event.call_id);
     if (existing) return existing;
     const card = new ToolCard({ callId: event.call_id, tool: event.tool, args: event.args });

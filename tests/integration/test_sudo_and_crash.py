@@ -6,15 +6,17 @@ import asyncio
 import os
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langgraph.types import Command
 
+from ducklm.nodes import tool_run
 from ducklm.runtime import DuckLM, NotWaitingError
 from ducklm.settings import Settings
 from tests.support.cli import cli_env, run_cli
 from tests.support.fake_sudo import PASSWORD
-from tests.support.scripted_llm import ScriptedLLM, call, reply
+from tests.support.scripted_llm import ScriptedLLM, ToolCallSpec, call, reply
 
 
 async def _files_containing(root: Path, needle: bytes) -> list[Path]:
@@ -84,6 +86,41 @@ async def test_wrong_token_asks_again_and_cancel_runs_nothing(
     finished = next(e for e in events if e["type"] == "tool_call_finished")
     assert "did not give the sudo password" in finished["output"]
     assert not await asyncio.to_thread(fake_sudo.exists), "sudo never ran"
+
+
+async def test_a_step_stopped_mid_run_runs_no_command_twice_and_asks_no_password(
+    settings: Settings, llm: ScriptedLLM, fake_sudo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = ToolCallSpec("shell_exec", {"command": "sudo ls /root"}, id="c-one")
+    second = ToolCallSpec("shell_exec", {"command": "sudo ls /"}, id="c-two")
+    real_invoke = tool_run._invoke
+
+    async def dies_in_second(tool: Any, call: Any, args: dict[str, Any]) -> Any:
+        if call["id"] == "c-two":  # its intent is written: the process "dies" as it starts
+            raise RuntimeError("the process died")
+        return await real_invoke(tool, call, args)
+
+    async with DuckLM.open(settings) as duck:
+        llm.script(reply(tool_calls=[first, second]))
+        await duck.run("list both", thread_id="K2", critic=False, memory=False)
+        [e async for e in duck.resume("K2", [{"type": "approve"}, {"type": "approve"}])]
+        [e async for e in duck.provide_password("K2", PASSWORD)]
+        with monkeypatch.context() as patch:
+            patch.setattr(tool_run, "_invoke", dies_in_second)
+            stopped = [e async for e in duck.provide_password("K2", PASSWORD)]
+        assert stopped[-1]["status"] == "failed"
+
+    async with DuckLM.open(settings) as duck:  # a new process: every password token is gone
+        # The failed step still shows its last (answered) question, so a person answers it
+        # again; the node then finds both intents and needs no password at all.
+        llm.script(reply("One ran; the other's outcome is unknown."))
+        resumed = [e async for e in duck.provide_password("K2", PASSWORD)]
+    assert resumed[-1]["status"] == "completed", "no password asked for calls that do not run"
+    assert not [e for e in resumed if e["type"] == "password_requested"]
+    finished = {e["call_id"]: e for e in resumed if e["type"] == "tool_call_finished"}
+    assert finished["c-one"]["output"].startswith("this command already ran")
+    assert finished["c-two"]["output"].startswith("interrupted, outcome unknown")
+    assert await asyncio.to_thread(fake_sudo.read_text) == "match\n", "sudo ran once in all"
 
 
 @pytest.mark.slow
