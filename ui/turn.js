@@ -242,7 +242,7 @@ export class Turn {
 
   startTool(event) {
     this.breakSegments();
-    // A step asks every question (approvals, then passwords) before any call runs: same call, same card.
+    // One card per call id: a stream replayed after a reload repeats the start event.
     const existing = this.tools.get(event.call_id);
     if (existing) return existing;
     const card = new ToolCard({ callId: event.call_id, tool: event.tool, args: event.args });
