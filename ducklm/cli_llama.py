@@ -16,9 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from ducklm import llama
+from ducklm.llama_crash import last_ending, local_crash
+from ducklm.llama_exit import Ending
 from ducklm.settings import Settings
 
 FOLLOW_POLL_S = 0.5
+STATUS_LOG_LINES = 10
 
 
 def add_llama_commands(sub: Any) -> None:
@@ -80,12 +83,22 @@ async def cmd_restart(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
-    """`ducklm llama status`: 0 when it runs and answers, 1 otherwise."""
+    """`ducklm llama status`: 0 when it runs and answers, 1 otherwise.
+
+    When it does not run, how it ended: `crashed (SIGILL) at <time>`, what to do, and
+    the end of its log.
+    """
     record = await llama.running(settings)
     ready = record is not None and await llama.answers(record.url, ready=True)
+    ending = None if record is not None else await last_ending(settings)
     if args.json:
         shown = asdict(record) if record else {}
-        print(json.dumps({"running": record is not None, "ready": ready, **shown}))
+        crashed = ending is not None and ending.crashed
+        ended = _ended_json(ending) if ending is not None else {}
+        print(json.dumps({"running": record is not None, "ready": ready, "crashed": crashed,
+                          **shown, **ended}))  # fmt: skip
+    elif ending is not None:
+        await _print_ending(settings, ending)
     elif record is None:
         print(f"not running (pid file {llama.pid_path(settings)})")
     else:
@@ -94,6 +107,22 @@ async def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
         print(f"{state}: {record.kind}, pid {record.pid}, {record.url}, up {up:.0f} s")
         print(f"model {record.model}")
     return 0 if ready else 1
+
+
+def _ended_json(ending: Ending) -> dict[str, object]:
+    return {"ended": {**asdict(ending), "label": ending.label(), "fix": ending.advice()}}
+
+
+async def _print_ending(settings: Settings, ending: Ending) -> None:
+    if not ending.crashed:
+        print(f"not running ({ending.label()} at {ending.when()})")
+        return
+    print(f"{ending.label()} at {ending.when()} (pid {ending.pid})")
+    print(f"fix: {ending.advice()}")
+    path = llama.log_path(settings)
+    print(f"the end of {path}:")
+    for line in await asyncio.to_thread(llama.tail, path, STATUS_LOG_LINES):
+        print(f"  | {line}")
 
 
 async def cmd_logs(settings: Settings, args: argparse.Namespace) -> int:
@@ -116,7 +145,9 @@ async def cmd_health(settings: Settings, args: argparse.Namespace) -> int:
     deadline = time.monotonic() + args.wait
     while not await llama.answers(url, ready=True):
         if time.monotonic() >= deadline:
-            print(f"not answering at {url}")
+            ending = await local_crash(settings, url, wait_s=0)
+            crash = f": {ending.label()} at {ending.when()}" if ending else ""
+            print(f"not answering at {url}{crash}")
             return 1
         await asyncio.sleep(llama.POLL_S)
     print(f"ok: {url}")

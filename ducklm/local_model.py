@@ -11,12 +11,14 @@ that DuckLM started (its pid file says so), they load
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
 
 from ducklm import llama
+from ducklm.llama_keeper import RestartPolicy, keep_running
 from ducklm.roles import load_roles
 from ducklm.settings import Settings
 
@@ -44,12 +46,15 @@ def _thinker_url(settings: Settings) -> str:
 
 
 @asynccontextmanager
-async def local_server_for(settings: Settings, progress: llama.Progress) -> AsyncIterator[Settings]:
+async def local_server_for(
+    settings: Settings, progress: llama.Progress, policy: RestartPolicy | None = None
+) -> AsyncIterator[Settings]:
     """Make sure a model server answers for `ducklm serve`, and yield the settings to serve.
 
     When nothing answers at the thinker role's URL and a local server can run, start it
-    (pointing the roles at it when its URL differs) and stop it when the block ends.
-    With neither, serve anyway: `/health` and `ducklm doctor` say what is missing.
+    (pointing the roles at it when its URL differs), restart it if it crashes (`policy`,
+    see `ducklm.llama_keeper`), and stop it when the block ends. With neither, serve
+    anyway: `/health` and `ducklm doctor` say what is missing.
     """
     url = await asyncio.to_thread(_thinker_url, settings)
     if await llama.answers(url):
@@ -64,8 +69,16 @@ async def local_server_for(settings: Settings, progress: llama.Progress) -> Asyn
     if record.url != url:
         progress(f"roles without a server of their own now use {record.url}")
         settings = settings.model_copy(update={"llm_base_url": record.url})
+    if not started:  # someone else's (`ducklm llama start`): theirs to restart and stop
+        yield settings
+        return
+    keeper = asyncio.create_task(
+        keep_running(settings, record, progress, policy or RestartPolicy())
+    )
     try:
         yield settings
     finally:
-        if started:
-            await llama.stop(settings, progress)
+        keeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await keeper
+        await llama.stop(settings, progress)

@@ -1,6 +1,8 @@
 """Which model errors are worth retrying, and how to tell a person what went wrong.
 
 Nothing here shows exception text to people: a message names the cause and what to do.
+A connection failure to the local server DuckLM started, when that server has crashed,
+names the crash (`ducklm.llama_crash`) instead of "not reachable".
 """
 
 from __future__ import annotations
@@ -9,6 +11,11 @@ import json
 
 import httpx
 import openai
+
+from ducklm.llama_crash import local_crash
+from ducklm.settings import Settings
+
+CONNECTION_ERRORS = (openai.APIConnectionError, httpx.TransportError)
 
 
 class PartialAnswerError(RuntimeError):
@@ -43,7 +50,7 @@ MESSAGES: tuple[tuple[tuple[type[BaseException], ...], str], ...] = (
         "The model server did not answer in time. Check that it is running and not overloaded.",
     ),
     (
-        (openai.APIConnectionError, httpx.TransportError),
+        CONNECTION_ERRORS,
         "The model server is not reachable. Start it (see README) or set DUCK_LLM_BASE_URL "
         "to where it runs.",
     ),
@@ -78,3 +85,28 @@ def describe(exc: BaseException) -> str:
         if isinstance(exc, types):
             return message
     return INTERNAL_ERROR
+
+
+async def describe_failure(exc: BaseException, settings: Settings) -> str:
+    """`describe(exc)`, except that a crash of DuckLM's local server is named as such."""
+    url = failed_url(exc)
+    if url is not None and (ending := await local_crash(settings, url)) is not None:
+        return ending.message()
+    return describe(exc)
+
+
+def failed_url(exc: BaseException) -> str | None:
+    """The URL of the request whose connection failed, from `exc` or what caused it."""
+    seen: BaseException | None = exc
+    visited: set[int] = set()  # a chain may loop back on itself
+    while seen is not None and id(seen) not in visited:
+        visited.add(id(seen))
+        if isinstance(seen, CONNECTION_ERRORS):
+            try:
+                request = seen.request
+            except RuntimeError:  # httpx raises when an error carries no request
+                request = None
+            if request is not None:
+                return str(request.url)
+        seen = seen.__cause__ or seen.__context__
+    return None

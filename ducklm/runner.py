@@ -28,7 +28,7 @@ from ducklm.audit_buffer import AuditBuffer
 from ducklm.context import DuckContext
 from ducklm.events import UNAUDITED, Event, EventType, RunStatus, event, is_event
 from ducklm.graph.builder import DuckGraph
-from ducklm.model_errors import describe
+from ducklm.model_errors import describe_failure
 from ducklm.stores import AuditLog, Conversations, Database, Runs, Tasks
 from ducklm.tools.hitl import is_password_request
 
@@ -142,7 +142,7 @@ async def stream_run(
         raise
     except Exception as exc:  # a failed run is reported, never raised at the person
         log.exception("run %s on thread %s failed", run.run_id, thread_id)
-        run.status, run.error = "failed", describe(exc)
+        run.status, run.error = "failed", await describe_failure(exc, context.settings)
         yield run.note("error", {"message": run.error, "fatal": True})
     yield await _finish(run)
 

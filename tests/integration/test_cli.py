@@ -167,11 +167,13 @@ async def test_approvals_list_and_revoke(
 async def test_doctor_reports_the_sandbox_and_the_model_server(
     settings: Settings, llm: ScriptedLLM, tmp_path: Path
 ) -> None:
+    llm.set_default(reply("OK"))  # the doctor's one-token completion
     result = await run_cli("doctor", "--json", env=cli_env(settings), cwd=tmp_path)
     checks = {c["name"]: c for c in map(json.loads, result.stdout.splitlines())}
     assert checks["sandbox"]["ok"] is True
     assert checks["sandbox"]["detail"].startswith("bubblewrap")
     assert checks[f"model server {llm.base_url}"]["ok"] is True
+    assert checks[f"completion at {llm.base_url}"]["ok"] is True
     assert checks["database"]["ok"] is True
     assert checks["database"]["detail"].startswith(f"SQLite file {settings.duck_db}: 3.")
     assert result.code == 0, result.stdout

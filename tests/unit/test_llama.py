@@ -1,20 +1,33 @@
-"""The local model server's pure parts: command lines, pid files, liveness, models file."""
+"""The local model server's pure parts: command lines, pid files, liveness, models file,
+and how a crash is recorded (the supervisor) and worded."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import os
+import re
+import signal
+import stat
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import httpx
+import openai
 import pytest
 
 from ducklm import llama
 from ducklm.cli import build_parser
+from ducklm.llama_exit import Ending, read_ending
+from ducklm.llama_supervisor import command as supervised
+from ducklm.llama_supervisor import write_private
 from ducklm.local_model import local_models_path, models_config_for
+from ducklm.model_errors import describe_failure
 from ducklm.roles import ROLE_NAMES, load_roles
 from ducklm.settings import Settings, load_settings
 
@@ -225,3 +238,101 @@ def test_server_environment_defaults_yield_to_the_operator() -> None:
         "PATH": "/bin", "PYTHONUNBUFFERED": "1", "OMP_WAIT_POLICY": "PASSIVE",
     }  # fmt: skip
     assert llama.server_env({"OMP_WAIT_POLICY": "ACTIVE"})["OMP_WAIT_POLICY"] == "ACTIVE"
+
+
+def _ending(**fields: object) -> Ending:
+    base: dict[str, object] = {
+        "pid": 10, "server_pid": 11, "exit_code": None, "signal": None,
+        "ended_at": 0.0, "requested": False,
+    }  # fmt: skip
+    return Ending(**{**base, **fields})  # type: ignore[arg-type]
+
+
+def test_endings_are_named_with_what_to_do() -> None:
+    sigill = _ending(signal="SIGILL")
+    assert (sigill.label(), sigill.crashed) == ("crashed (SIGILL)", True)
+    assert sigill.advice().startswith(
+        "the llama.cpp build does not fit this CPU (illegal instruction); rebuild it "
+        "portably: `scripts/install-llama.sh .venv/bin/python` (portable by default), see README"
+    )
+    assert sigill.message().startswith(
+        f"The local model server crashed (SIGILL) at {sigill.when()}"
+    )
+    # A shell in between reports a signal as 128 + its number (the 132 of the issue).
+    assert _ending(exit_code=132).label() == "crashed (SIGILL)"
+    assert "out-of-memory" in _ending(signal="SIGKILL").advice()
+    assert "segmentation fault" in _ending(signal="SIGSEGV").advice()
+    assert "killed by SIGUSR1" in _ending(signal="SIGUSR1").advice()
+    failed = _ending(exit_code=1)
+    assert failed.label() == "crashed (exit code 1)"
+    assert "exited with code 1" in failed.advice()
+    assert _ending(exit_code=0).label() == "exited (code 0)"
+    stopped = _ending(signal="SIGTERM", requested=True)
+    assert (stopped.label(), stopped.crashed) == ("stopped", False)
+
+
+CRASHING_CHILD = [
+    sys.executable, "-c",
+    "import os, resource, signal; resource.setrlimit(resource.RLIMIT_CORE, (0, 0)); "
+    "print('loading', flush=True); os.kill(os.getpid(), signal.SIGILL)",
+]  # fmt: skip
+
+
+def test_supervisor_records_how_the_server_died(tmp_path: Path) -> None:
+    exit_file = tmp_path / "llama.exit.json"
+    done = subprocess.run(
+        supervised(CRASHING_CHILD, exit_file), capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 128 + signal.SIGILL
+    ending = read_ending(exit_file)
+    assert ending is not None
+    assert (ending.signal, ending.exit_code, ending.requested) == ("SIGILL", None, False)
+    assert abs(ending.ended_at - time.time()) < 30
+    assert stat.S_IMODE(exit_file.stat().st_mode) == 0o600
+    last = done.stdout.splitlines()[-1]
+    stamp = r"=== \d{4}-\d\d-\d\d \d\d:\d\d:\d\d ducklm: "
+    expected = stamp + r"the server crashed: killed by SIGILL \(Illegal instruction\); .*"
+    assert re.fullmatch(expected, last), done.stdout
+
+
+def test_supervisor_passes_a_stop_on_and_records_it(tmp_path: Path) -> None:
+    exit_file = tmp_path / "llama.exit.json"
+    proc = subprocess.Popen(supervised(SLEEPER, exit_file), stdout=subprocess.DEVNULL)
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    for _ in range(500):  # until the supervisor has started the server
+        if children.read_text().strip():
+            break
+        time.sleep(0.01)
+    server_pid = int(children.read_text().split()[0])
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=10) == 128 + signal.SIGTERM
+    ending = read_ending(exit_file)
+    assert ending is not None
+    assert (ending.pid, ending.server_pid) == (proc.pid, server_pid)
+    assert (ending.signal, ending.requested, ending.label()) == ("SIGTERM", True, "stopped")
+    assert not Path(f"/proc/{server_pid}").exists()
+
+
+async def test_a_failed_run_names_a_crash_of_the_recorded_server(tmp_path: Path) -> None:
+    settings = await asyncio.to_thread(_settings, tmp_path)
+    gone = 2**22 + 7  # no such process
+    record = llama.Record(gone, "llama-server", 8099, "/m/smol.gguf", 0)
+    await asyncio.to_thread(llama.write_record, llama.pid_path(settings), record)
+
+    def failure(port: int) -> openai.APIConnectionError:
+        request = httpx.Request("POST", f"http://127.0.0.1:{port}/v1/chat/completions")
+        return openai.APIConnectionError(request=request)
+
+    unknown = await describe_failure(failure(8099), settings)
+    assert unknown.startswith("The local model server crashed (how is unknown) at ")
+    ending = _ending(pid=gone, signal="SIGILL", ended_at=time.time())
+    await asyncio.to_thread(
+        write_private, llama.exit_path(settings), json.dumps(dataclasses.asdict(ending))
+    )
+    assert await describe_failure(failure(8099), settings) == ending.message()
+    wrapped = RuntimeError("in a node")
+    wrapped.__cause__ = failure(8099)
+    assert await describe_failure(wrapped, settings) == ending.message()
+    other = await describe_failure(failure(8100), settings)
+    assert other.startswith("The model server is not reachable")
+    assert stat.S_IMODE((await asyncio.to_thread(llama.pid_path(settings).stat)).st_mode) == 0o600
