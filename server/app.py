@@ -12,9 +12,12 @@ from ducklm.prune import auto_prune
 from ducklm.runtime import DuckLM
 from ducklm.server import errors
 from ducklm.server.agent_protocol import agent_protocol_router
+from ducklm.server.docs import add_api_docs
+from ducklm.server.login import browser_router, codes_router
 from ducklm.server.routes import api_routers, open_routers
 from ducklm.server.routes.status import package_version
-from ducklm.server.security import GuardMiddleware, require_token
+from ducklm.server.security import GuardMiddleware, require_bearer, require_token
+from ducklm.server.session import Logins
 from ducklm.server.tasks import TaskHub
 from ducklm.server.token import load_token
 from ducklm.server.web import ui_files, web_router
@@ -44,7 +47,13 @@ def create_app(settings: Settings) -> FastAPI:
         summary="A local agent runtime: chat, tasks, approvals, memory, skills.",
         version=package_version(),
         lifespan=lifespan,
+        # `add_api_docs` adds the schema behind the token, the CDN docs only if asked.
+        openapi_url=None,
+        docs_url=None,
+        redoc_url=None,
     )
+    # Made here, not in the lifespan: `ducklm serve` makes its first code before serving.
+    app.state.logins = Logins()
     app.add_middleware(
         GuardMiddleware,
         allowed_hosts=settings.allowed_hosts,
@@ -55,9 +64,12 @@ def create_app(settings: Settings) -> FastAPI:
     protected = [Depends(require_token)]
     for router in api_routers():
         app.include_router(router, prefix="/v1", dependencies=protected)
+    app.include_router(codes_router(), prefix="/v1", dependencies=[Depends(require_bearer)])
     app.include_router(agent_protocol_router(), dependencies=protected)
+    add_api_docs(app, interactive=settings.api_docs)
     for router in open_routers():
         app.include_router(router)
+    app.include_router(browser_router())
     app.include_router(web_router())
     app.mount("/ui", ui_files(), name="ui")
     return app

@@ -2,8 +2,9 @@
 
 A page on any site can make the browser send requests to 127.0.0.1; DNS rebinding lets
 it read the answers under its own name. So every request must name a loopback (or an
-allowed) host, state-changing requests from a foreign origin are refused, and the API
-wants a bearer token that only the web chat's own page carries.
+allowed) host exactly (`server/hosts.py`), state-changing requests from a foreign origin
+are refused, and the API wants the bearer token or a browser session (`server/session.py`)
+plus, for a state-changing request, the CSRF header only the web chat's page can send.
 """
 
 from __future__ import annotations
@@ -16,28 +17,33 @@ from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ducklm.server.hosts import is_allowed_host, normal_names
+from ducklm.server.session import CSRF_HEADER, browser_session
 from ducklm.server.token import same_token
 
-LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-
-
-def host_name(host_header: str) -> str:
-    """The name part of a Host header (`[::1]:8000` -> `[::1]`, `a:1` -> `a`)."""
-    host = host_header.strip().lower()
-    if host.startswith("["):
-        return host[: host.find("]") + 1] if "]" in host else host
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` (an address or name to bind or a Host name) is this machine only."""
-    name = host_name(host) if not host.count(":") > 1 else host
-    return name in LOOPBACK_HOSTS or name.startswith("127.")
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# On every response: a browser must never guess a type (a JSON answer run as a script).
+NOSNIFF = (b"x-content-type-options", b"nosniff")
+# On HTML responses that set no policy of their own (only the opt-in API docs do).
+HTML_HEADERS = (
+    (
+        b"content-security-policy",
+        b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        b"connect-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; "
+        b"form-action 'self'",
+    ),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+)
+MAX_SHOWN_HOST = 80
 
 
 class GuardMiddleware:
-    """Pure ASGI (so SSE streams pass through untouched): Host, Origin and body checks."""
+    """Pure ASGI (so SSE streams pass through untouched): Host, Origin and body checks.
+
+    It also adds the security headers to every response's start, its own refusals too.
+    """
 
     def __init__(
         self,
@@ -48,7 +54,7 @@ class GuardMiddleware:
         max_body_bytes: int,
     ) -> None:
         self.app = app
-        self.hosts = LOOPBACK_HOSTS | {h.lower() for h in allowed_hosts}
+        self.hosts = normal_names(allowed_hosts)
         self.origins = {o.rstrip("/").lower() for o in allowed_origins}
         self.max_body = max_body_bytes
 
@@ -57,6 +63,7 @@ class GuardMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        send = _with_security_headers(send)
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         problem = self._refusal(scope, headers)
         if problem is not None:
@@ -81,8 +88,9 @@ class GuardMiddleware:
 
     def _refusal(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str] | None:
         host = headers.get("host", "")
-        if host_name(host) not in self.hosts and not host_name(host).startswith("127."):
-            return 400, f"this server does not answer to the host {host_name(host)!r}"
+        if not is_allowed_host(host, self.hosts):
+            shown = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+            return 400, f"this server does not answer to the host {shown[:MAX_SHOWN_HOST]!r}"
         origin = headers.get("origin")
         if scope["method"] in UNSAFE_METHODS and origin is not None:
             scheme = scope.get("scheme", "http")
@@ -90,6 +98,22 @@ class GuardMiddleware:
             if origin.rstrip("/").lower() not in {own} | self.origins:
                 return 403, "requests from another site's page are refused"
         return None
+
+
+def _with_security_headers(send: Send) -> Send:
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", []))
+            names = {name.lower() for name, _ in headers}
+            extra = [NOSNIFF]
+            content_type = dict((k.lower(), v) for k, v in headers).get(b"content-type", b"")
+            if content_type.startswith(b"text/html"):
+                extra.extend(HTML_HEADERS)
+            headers.extend(h for h in extra if h[0] not in names)
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return sending
 
 
 async def _read_capped(receive: Receive, limit: int) -> bytes | None:
@@ -138,18 +162,51 @@ async def _send_error(send: Send, code: int, detail: str) -> None:
 
 
 _bearer = HTTPBearer(auto_error=False, description="The token `ducklm token` prints.")
+Bearer = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 
 
-async def require_token(
-    request: Request,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> None:
-    """The route needs the API token, as `Authorization: Bearer` (or `x-api-key`)."""
-    given = credentials.credentials if credentials else request.headers.get("x-api-key")
-    if not same_token(given, request.app.state.token):
+async def require_token(request: Request, credentials: Bearer) -> None:
+    """The API token (`Authorization: Bearer`, or `x-api-key`), or a browser session.
+
+    A browser session's state-changing requests also need the `X-DuckLM-CSRF` header
+    with the session's value: another page can make the browser send the cookie (a page
+    on another port of this host counts as the same site), but not read that value nor
+    add the header without a CORS preflight, which this server never grants.
+    """
+    given = _given_token(request, credentials)
+    if given is not None:  # a client that sends a token is judged by the token alone
+        _check_token(request, given)
+        return
+    session = browser_session(request)
+    if session is None:
+        raise _unauthorized()
+    if request.method not in SAFE_METHODS and not same_token(
+        request.headers.get(CSRF_HEADER), session.csrf
+    ):
         raise HTTPException(
-            status.HTTP_401_UNAUTHORIZED,
-            "missing or wrong access token: send 'Authorization: Bearer <token>' "
-            "(`ducklm token` prints it)",
-            headers={"WWW-Authenticate": "Bearer"},
+            status.HTTP_403_FORBIDDEN,
+            f"a browser session's request needs the {CSRF_HEADER} header the web chat sends",
         )
+
+
+async def require_bearer(request: Request, credentials: Bearer) -> None:
+    """The API token only: for routes a browser session must not reach (login codes)."""
+    _check_token(request, _given_token(request, credentials))
+
+
+def _given_token(request: Request, credentials: HTTPAuthorizationCredentials | None) -> str | None:
+    return credentials.credentials if credentials else request.headers.get("x-api-key") or None
+
+
+def _check_token(request: Request, given: str | None) -> None:
+    if not same_token(given, request.app.state.token):
+        raise _unauthorized()
+
+
+def _unauthorized() -> HTTPException:
+    return HTTPException(
+        status.HTTP_401_UNAUTHORIZED,
+        "missing or wrong access token: send 'Authorization: Bearer <token>' "
+        "(`ducklm token` prints it), or log the browser in with `ducklm open`",
+        headers={"WWW-Authenticate": "Bearer"},
+    )

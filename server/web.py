@@ -1,8 +1,8 @@
-"""The web chat: `/` (the page, carrying the API token) and `/ui/...` (its files).
+"""The web chat: `/` (the chat, or how to log in) and `/ui/...` (its files).
 
-The token goes into the page because only a page served from this origin can read it:
-another site's page cannot read a cross-origin response, and DNS rebinding is stopped
-by the Host check before this route runs.
+No page or file carries the API token: a logged-in browser holds a session cookie
+(`server/session.py`), and `/` without one only says how to log in. The security
+headers (CSP, no framing, no referrer) come from `GuardMiddleware` on every HTML answer.
 """
 
 from __future__ import annotations
@@ -18,13 +18,15 @@ from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.types import Scope
 
-TOKEN_PLACEHOLDER = "__DUCKLM_TOKEN__"
+from ducklm.server.session import browser_session
+
+REASON_SLOT = "<!--reason-->"
 ASSET_SUFFIXES = frozenset({".js", ".css", ".svg", ".png", ".ico", ".html"})
 UI_DIR = Path(str(files("ducklm.ui")))
 
 
 def web_router() -> APIRouter:
-    """Routes of the web chat (no token needed: the page is how the chat gets it)."""
+    """Routes of the web chat (no token needed: `/` shows the chat to a session only)."""
     router = APIRouter(include_in_schema=False)
     router.add_api_route("/", _index, methods=["GET"], response_class=HTMLResponse)
     return router
@@ -46,20 +48,24 @@ def ui_files() -> StaticFiles:
     return UiFiles(directory=UI_DIR)
 
 
+async def login_page(reason: str = "", *, status_code: int = 200) -> HTMLResponse:
+    """The page that says how to log in, with `reason` (plain text) above it."""
+    page = await _read_page("login.html")
+    return _no_store(HTMLResponse(page.replace(REASON_SLOT, html.escape(reason)), status_code))
+
+
 async def _index(request: Request) -> HTMLResponse:
-    page = await asyncio.to_thread((UI_DIR / "index.html").read_text, encoding="utf-8")
-    token = html.escape(request.app.state.token, quote=True)
-    return HTMLResponse(
-        page.replace(TOKEN_PLACEHOLDER, token),
-        # The page holds the token: never cached, never framed by another site.
-        headers={
-            "Cache-Control": "no-store",
-            "X-Frame-Options": "DENY",
-            "Content-Security-Policy": (
-                "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
-            ),
-            "Referrer-Policy": "no-referrer",
-            "X-Content-Type-Options": "nosniff",
-        },
-    )
+    if browser_session(request) is None:
+        return await login_page()
+    return _no_store(HTMLResponse(await _read_page("index.html")))
+
+
+async def _read_page(name: str) -> str:
+    return await asyncio.to_thread((UI_DIR / name).read_text, encoding="utf-8")
+
+
+def _no_store(response: HTMLResponse) -> HTMLResponse:
+    # What `/` shows depends on the cookie: no cache may keep one answer for the other.
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["Vary"] = "Cookie"
+    return response

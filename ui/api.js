@@ -1,9 +1,14 @@
-// The DuckLM HTTP API (docs/api.md): JSON requests and SSE streams, with the bearer
-// token the server put into the page's <meta name="ducklm-token">.
+// The DuckLM HTTP API (docs/api.md): JSON requests and SSE streams. The page holds no
+// token: the browser's session cookie (HttpOnly, set by /login) goes with each request,
+// and state-changing ones add the session's CSRF value, which /session hands only to a
+// page of this origin.
 
 import { SSEParser } from "./sse.js";
 
-const TOKEN_PLACEHOLDER = "__DUCKLM_TOKEN__";
+const CSRF_HEADER = "X-DuckLM-CSRF";
+const SAFE_METHODS = new Set(["GET", "HEAD"]);
+const LOGGED_OUT =
+  "This browser is no longer logged in to DuckLM: run `ducklm open` in a terminal to log in again.";
 
 /** An API answer with a 4xx/5xx status; `message` is the server's `detail`, for people. */
 export class ApiError extends Error {
@@ -14,17 +19,24 @@ export class ApiError extends Error {
   }
 }
 
-function token() {
-  const meta = document.querySelector('meta[name="ducklm-token"]');
-  const value = meta ? meta.content : "";
-  if (!value || value === TOKEN_PLACEHOLDER) {
-    throw new ApiError(0, "This page has no API token: open the chat from the DuckLM server.");
-  }
-  return value;
+let csrfValue = null; // a promise of the session's CSRF value, asked for once
+
+function csrf() {
+  csrfValue ??= fetch("/session", { credentials: "same-origin", cache: "no-store" })
+    .then(async (response) => {
+      if (!response.ok) throw new ApiError(response.status, LOGGED_OUT);
+      return (await response.json()).csrf;
+    })
+    .catch((error) => {
+      csrfValue = null; // ask again next time: the person may have logged in meanwhile
+      throw error instanceof ApiError ? error : new ApiError(0, "Cannot reach the DuckLM server.");
+    });
+  return csrfValue;
 }
 
-function headers(hasBody) {
-  const result = { Authorization: `Bearer ${token()}` };
+async function headers(method, hasBody) {
+  const result = {};
+  if (!SAFE_METHODS.has(method)) result[CSRF_HEADER] = await csrf();
   if (hasBody) result["Content-Type"] = "application/json";
   return result;
 }
@@ -42,21 +54,29 @@ async function errorFrom(response) {
   } catch {
     // Not JSON (a proxy's error page, say): the status line is all there is.
   }
+  if (response.status === 401) return new ApiError(401, LOGGED_OUT);
   return new ApiError(response.status, detail || `${response.status} ${response.statusText}`);
 }
 
-async function send(method, path, body, signal) {
+async function send(method, path, body, signal, retried = false) {
+  const requestHeaders = await headers(method, body !== undefined);
   let response;
   try {
     response = await fetch(path, {
       method,
-      headers: headers(body !== undefined),
+      credentials: "same-origin",
+      headers: requestHeaders,
       body: body === undefined ? undefined : JSON.stringify(body),
       signal,
     });
   } catch (error) {
     if (error.name === "AbortError") throw error;
     throw new ApiError(0, "Cannot reach the DuckLM server.");
+  }
+  if (response.status === 403 && CSRF_HEADER in requestHeaders && !retried) {
+    // Logged in again (in another tab, say): a new session with a new CSRF value.
+    csrfValue = null;
+    return send(method, path, body, signal, true);
   }
   if (!response.ok) throw await errorFrom(response);
   return response;

@@ -71,7 +71,10 @@ def viewport() -> dict[str, int]:
 async def page(
     browser: Browser, served: Served, viewport: dict[str, int], request: pytest.FixtureRequest
 ) -> AsyncIterator[Page]:
-    """A fresh browser profile on the web chat; fails the test on any script error.
+    """A fresh browser profile logged in to the web chat; fails the test on any script error.
+
+    It logs in as a person does: it opens a one-time login URL, which sets the session
+    cookie and goes on to the chat.
 
     The screenshot is taken whatever the outcome: a failing test's is the one that
     explains it.
@@ -89,7 +92,7 @@ async def page(
 
     opened.on("console", on_console)
     opened.set_default_timeout(TIMEOUT_MS)
-    await opened.goto("/")
+    await opened.goto(await served.login_url())
     try:
         yield opened
     finally:

@@ -36,6 +36,18 @@ class Served:
         """The bearer header."""
         return {"Authorization": f"Bearer {self.token}"}
 
+    @property
+    def cookie_name(self) -> str:
+        """The name of this server's browser-session cookie (it names the port)."""
+        return f"ducklm_session_{self.server.servers[0].sockets[0].getsockname()[1]}"
+
+    async def login_url(self) -> str:
+        """A fresh one-time login URL, the way `ducklm open` gets one."""
+        response = await self.client.post("/v1/login-codes")
+        response.raise_for_status()
+        url: str = response.json()["url"]
+        return url
+
 
 @asynccontextmanager
 async def serve(settings: Settings) -> AsyncIterator[Served]:
