@@ -15,7 +15,7 @@ import logging
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage
@@ -40,6 +40,7 @@ from ducklm.stores import (
 )
 from ducklm.stores.checkpoints import open_checkpointer
 from ducklm.tools.hitl import DecisionError, HITLRequest, is_password_request, parse_decisions
+from ducklm.workspaces import requested_workspace
 
 log = logging.getLogger(__name__)
 
@@ -132,15 +133,17 @@ class DuckLM:
         """Run `message` as a new task on a thread (a new one when `thread_id` is `None`).
 
         Yields the run's events; each carries the `task_id` (`task_id` chooses it).
+
+        Raises:
+            WorkspaceError: `workspace` is not an allowed folder (`ducklm.workspaces`);
+                raised when iteration starts, before anything is written.
         """
         graph_input: dict[str, Any] = {"messages": [HumanMessage(content=message)]}
-        if workspace:
-            graph_input["workspace"] = workspace
         thread_id = thread_id or new_thread_id()
-        task = TaskRef(
-            task_id or new_thread_id(), message, bump_conversation=True, workspace=workspace
+        task = TaskRef(task_id or new_thread_id(), message, bump_conversation=True)
+        return self._new_task(
+            graph_input, thread_id, task, workspace=workspace, critic=critic, memory=memory
         )
-        return self._new_task(graph_input, thread_id, task, critic=critic, memory=memory)
 
     async def run(self, message: str, **kwargs: Any) -> RunResult:
         """Like `stream`, collected into a `RunResult`."""
@@ -367,9 +370,16 @@ class DuckLM:
         thread_id: str,
         task: TaskRef,
         *,
+        workspace: str | None,
         critic: bool,
         memory: bool,
     ) -> AsyncIterator[Event]:
+        # Every door (server, library, CLI) gets the same rule: only folders the person
+        # allowed in DUCK_WORKSPACE / DUCK_WORKSPACES; `None` keeps the thread's own.
+        chosen = await requested_workspace(self.settings, workspace)
+        if chosen is not None:
+            graph_input["workspace"] = chosen
+            task = replace(task, workspace=chosen)
         assert task.message is not None  # a new task always has its message
         self._prefetch_embedding(task.message)
         async for item in self._stream(graph_input, thread_id, task, critic, memory):

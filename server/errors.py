@@ -18,6 +18,7 @@ from starlette.exceptions import HTTPException
 from ducklm.runtime import NotWaitingError
 from ducklm.server.tasks import TaskNotFound, ThreadBusy
 from ducklm.tools.hitl import DecisionError
+from ducklm.workspaces import WorkspaceError
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +27,8 @@ _STATUS: dict[type[Exception], int] = {
     ThreadBusy: status.HTTP_409_CONFLICT,
     NotWaitingError: status.HTTP_409_CONFLICT,
     DecisionError: status.HTTP_422_UNPROCESSABLE_CONTENT,
+    # A folder the person did not allow: the request's value is refused, like any field.
+    WorkspaceError: status.HTTP_422_UNPROCESSABLE_CONTENT,
 }
 
 
@@ -81,7 +84,10 @@ async def _domain(request: Request, exc: Exception) -> JSONResponse:
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-    return detail(
+    response = detail(
         status.HTTP_500_INTERNAL_SERVER_ERROR,
         "something went wrong inside DuckLM; the server log has the details",
     )
+    # Starlette answers this one outside GuardMiddleware, which sets the header elsewhere.
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    return response

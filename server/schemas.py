@@ -1,14 +1,35 @@
-"""Request bodies. Unknown fields are refused, so a typo is an error, not a silent no-op."""
+"""Request bodies and parameters, checked before a route runs.
+
+Unknown fields are refused, so a typo is an error, not a silent no-op; ids and numbers
+are bounded, so a wild value is a 422, not a database error.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+from fastapi import Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from ducklm.memory.records import Scope
 
 DecisionName = Literal["approve", "edit", "reject", "allow_forever"]
+
+MAX_ROW_ID = 2**63 - 1
+"""The largest integer the databases store (SQLite's INTEGER, PostgreSQL's BIGINT)."""
+MAX_ID_LENGTH = 200
+"""Ids are UUIDs or short names; a longer one names nothing."""
+MAX_PATH_LENGTH = 4096
+"""PATH_MAX on Linux: a longer workspace path names no folder."""
+
+Id = Annotated[str, Path(min_length=1, max_length=MAX_ID_LENGTH)]
+"""A string id in the path (task, conversation, memory, skill, approval)."""
+RowId = Annotated[int, Path(ge=1, le=MAX_ROW_ID)]
+"""An integer id in the path (an approval rule)."""
+Seq = Annotated[int, Query(ge=0, le=MAX_ROW_ID)]
+"""A position in a thread's audit log."""
+Workspace = Annotated[str | None, Field(max_length=MAX_PATH_LENGTH)]
+"""A folder a request names: DUCK_WORKSPACE, a DUCK_WORKSPACES folder, or one inside them."""
 
 
 class Body(BaseModel):
@@ -21,8 +42,8 @@ class ChatRequest(Body):
     """A message to run as a new task."""
 
     message: str = Field(min_length=1, max_length=100_000)
-    conversation_id: str | None = Field(default=None, min_length=1, max_length=200)
-    workspace: str | None = None
+    conversation_id: str | None = Field(default=None, min_length=1, max_length=MAX_ID_LENGTH)
+    workspace: Workspace = None
     critic: bool = True
     memory: bool = True
 
@@ -66,7 +87,7 @@ class NewConversation(Body):
     """A conversation to create."""
 
     title: str = Field(default="", max_length=200)
-    workspace: str | None = None
+    workspace: Workspace = None
 
 
 class ConversationPatch(Body):
@@ -80,7 +101,7 @@ class NewMemoryBody(Body):
 
     text: str = Field(min_length=1, max_length=10_000)
     scope: Scope | None = None
-    workspace: str | None = None
-    conversation_id: str | None = None
+    workspace: Workspace = None
+    conversation_id: str | None = Field(default=None, max_length=MAX_ID_LENGTH)
     memory_type: str = Field(default="fact", min_length=1, max_length=50)
     importance: float = Field(default=0.5, ge=0.0, le=1.0)

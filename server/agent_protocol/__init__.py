@@ -13,12 +13,14 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, Depends, FastAPI
 
 from ducklm.server.agent_protocol import assistants, runs, state, threads
 from ducklm.server.agent_protocol.deps import Door
 from ducklm.server.agent_protocol.execution import ActiveRuns
 from ducklm.server.agent_protocol.store import ThreadStore
+from ducklm.server.deps import single_query_values
+from ducklm.server.responses import GUARDED, errors
 from ducklm.server.routes.status import VERSION
 
 __all__ = ["agent_protocol_router"]
@@ -28,7 +30,13 @@ TAG = "agent protocol"
 
 def agent_protocol_router() -> APIRouter:
     """The door's routes, with the lifespan that opens and closes its state."""
-    router = APIRouter(lifespan=_lifespan, tags=[TAG])
+    router = APIRouter(
+        lifespan=_lifespan,
+        tags=[TAG],
+        responses=errors(*GUARDED),
+        # Unknown query parameters pass: LangGraph clients send some DuckLM has no use for.
+        dependencies=[Depends(single_query_values)],
+    )
     for module in (assistants, threads, state, runs):
         router.include_router(module.router)
     return router

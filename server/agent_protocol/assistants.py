@@ -13,9 +13,11 @@ import langgraph.version
 from fastapi import APIRouter, HTTPException
 
 from ducklm.server.agent_protocol.deps import DoorDep
+from ducklm.server.agent_protocol.responses import Assistant, Info
 from ducklm.server.agent_protocol.schemas import AssistantSearch
 from ducklm.server.agent_protocol.views import iso_time
 from ducklm.server.agent_protocol.wire import WireResponse
+from ducklm.server.responses import errors
 
 GRAPH_ID = "ducklm"
 # langgraph_api.graph.NAMESPACE_GRAPH: system assistant id = uuid5(namespace, graph_id).
@@ -46,7 +48,7 @@ def assistant(created_at: float) -> dict[str, Any]:
     }
 
 
-@router.get("/info")
+@router.get("/info", response_model=Info)
 async def info(door: DoorDep) -> WireResponse:
     """What this server is; agent-chat-ui calls it to check the connection."""
     return WireResponse(
@@ -59,7 +61,7 @@ async def info(door: DoorDep) -> WireResponse:
     )
 
 
-@router.post("/assistants/search")
+@router.post("/assistants/search", response_model=list[Assistant])
 async def search_assistants(body: AssistantSearch, door: DoorDep) -> WireResponse:
     """The assistant, if it matches the filters."""
     found = assistant(door.started_at)
@@ -72,7 +74,7 @@ async def search_assistants(body: AssistantSearch, door: DoorDep) -> WireRespons
     return WireResponse(page, headers={"X-Pagination-Total": str(int(matches))})
 
 
-@router.get("/assistants/{assistant_id}")
+@router.get("/assistants/{assistant_id}", response_model=Assistant, responses=errors(404))
 async def get_assistant(assistant_id: str, door: DoorDep) -> WireResponse:
     """The assistant, by its UUID or by the graph id."""
     if not is_assistant(assistant_id):

@@ -4,6 +4,8 @@
 - a resume while the thread waits for nothing is `409`, and a thread-less resume `400`;
 - `context` carries DuckLM's switches (`critic`, `memory`); on a resume they change the
   paused turn with a state update, as `DuckLM.resume` does;
+- a `workspace` in the input or the command's update must be an allowed folder
+  (`workspace.py`), else `422`;
 - a paused sudo question can be answered with `{"password": ...}`: the password goes to
   the runtime's vault and only a one-time token reaches the checkpoint.
 """
@@ -23,6 +25,7 @@ from ducklm.runtime import DuckLM
 from ducklm.server.agent_protocol.assistants import ASSISTANT_ID, GRAPH_ID, is_assistant
 from ducklm.server.agent_protocol.deps import Door
 from ducklm.server.agent_protocol.schemas import RunCommand, RunCreate, StreamMode
+from ducklm.server.agent_protocol.workspace import allowed_values
 from ducklm.tools.hitl import is_password_request
 
 NOT_WAITING = "thread {thread_id} is not waiting for an answer: there is nothing to resume"
@@ -140,12 +143,13 @@ def _config(body: RunCreate, thread_id: str, run_id: uuid.UUID) -> RunnableConfi
 
 async def _graph_input(body: RunCreate, thread_id: str, duck: DuckLM) -> Any:
     if body.command is None:
-        return body.input
+        return await allowed_values(body.input, duck.settings)
     command = body.command
     resume = command.resume
     if resume is not None:
         resume = await _checked_resume(resume, thread_id, duck)
-    return Command(resume=resume, update=_update(command, body), goto=command.goto or ())
+    update = await allowed_values(_update(command, body), duck.settings)
+    return Command(resume=resume, update=update, goto=command.goto or ())
 
 
 async def _checked_resume(resume: Any, thread_id: str, duck: DuckLM) -> Any:

@@ -14,17 +14,27 @@ from sse_starlette import EventSourceResponse
 from ducklm.runtime import DuckLM
 from ducklm.server.agent_protocol.deps import Door, DoorDep, DuckDep, HubDep, ThreadClaims
 from ducklm.server.agent_protocol.execution import RunHandle
+from ducklm.server.agent_protocol.responses import RunResult
 from ducklm.server.agent_protocol.run_spec import RunSpec, stateless_run, thread_run
 from ducklm.server.agent_protocol.schemas import RunCreate
 from ducklm.server.agent_protocol.streaming import sse_response, wait_body
+from ducklm.server.responses import errors, event_stream_doc
 from ducklm.server.tasks import ThreadBusy
 
 router = APIRouter()
 
+_STREAMED = {
+    **errors(404, 409),
+    **event_stream_doc("The run's events as the LangGraph server streams them.", data={}),
+}
+_WAITED = {**errors(404, 409), 200: {"model": RunResult, "description": "The run's result."}}
+
 BUSY = "thread {thread_id} is already running; wait for its run to end"
 
 
-@router.post("/threads/{thread_id}/runs/stream")
+@router.post(
+    "/threads/{thread_id}/runs/stream", response_class=EventSourceResponse, responses=_STREAMED
+)
 async def stream_run(
     thread_id: str, body: RunCreate, duck: DuckDep, door: DoorDep, hub: HubDep
 ) -> EventSourceResponse:
@@ -34,7 +44,7 @@ async def stream_run(
     return sse_response(handle.events(), _location(spec, thread_id))
 
 
-@router.post("/threads/{thread_id}/runs/wait")
+@router.post("/threads/{thread_id}/runs/wait", responses=_WAITED)
 async def wait_run(
     thread_id: str, body: RunCreate, duck: DuckDep, door: DoorDep, hub: HubDep
 ) -> StreamingResponse:
@@ -44,7 +54,7 @@ async def wait_run(
     return _json_stream(handle, _location(spec, thread_id))
 
 
-@router.post("/runs/stream")
+@router.post("/runs/stream", response_class=EventSourceResponse, responses=_STREAMED)
 async def stream_stateless_run(
     body: RunCreate, duck: DuckDep, door: DoorDep, hub: HubDep
 ) -> EventSourceResponse:
@@ -54,7 +64,7 @@ async def stream_stateless_run(
     return sse_response(handle.events(), _location(spec, None))
 
 
-@router.post("/runs/wait")
+@router.post("/runs/wait", responses=_WAITED)
 async def wait_stateless_run(
     body: RunCreate, duck: DuckDep, door: DoorDep, hub: HubDep
 ) -> StreamingResponse:

@@ -9,10 +9,13 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.errors import InvalidUpdateError
 
 from ducklm.server.agent_protocol.deps import DuckDep, HubDep, ThreadDep
+from ducklm.server.agent_protocol.responses import StateWritten, ThreadState
 from ducklm.server.agent_protocol.schemas import CheckpointRef, HistoryRequest, StateUpdate
 from ducklm.server.agent_protocol.threads import BUSY
 from ducklm.server.agent_protocol.views import checkpoint_ref, thread_state
 from ducklm.server.agent_protocol.wire import WireResponse
+from ducklm.server.agent_protocol.workspace import allowed_values
+from ducklm.server.responses import errors
 from ducklm.server.tasks import ThreadBusy
 
 router = APIRouter()
@@ -28,14 +31,18 @@ def _config(thread_id: str, checkpoint_id: str | None = None) -> RunnableConfig:
     return {"configurable": configurable}
 
 
-@router.get("/threads/{thread_id}/state")
+@router.get("/threads/{thread_id}/state", response_model=ThreadState, responses=errors(404))
 async def get_state(thread: ThreadDep, duck: DuckDep) -> WireResponse:
     """The thread's latest state: values, next nodes, tasks and their interrupts."""
     snapshot = await duck.graph.aget_state(_config(thread.thread_id))
     return WireResponse(thread_state(snapshot))
 
 
-@router.get("/threads/{thread_id}/state/{checkpoint_id}")
+@router.get(
+    "/threads/{thread_id}/state/{checkpoint_id}",
+    response_model=ThreadState,
+    responses=errors(404),
+)
 async def get_state_at(thread: ThreadDep, checkpoint_id: str, duck: DuckDep) -> WireResponse:
     """The thread's state at one checkpoint."""
     snapshot = await duck.graph.aget_state(_config(thread.thread_id, checkpoint_id))
@@ -46,7 +53,7 @@ async def get_state_at(thread: ThreadDep, checkpoint_id: str, duck: DuckDep) -> 
     return WireResponse(thread_state(snapshot))
 
 
-@router.post("/threads/{thread_id}/state")
+@router.post("/threads/{thread_id}/state", response_model=StateWritten, responses=errors(404, 409))
 async def update_state(
     thread: ThreadDep, body: StateUpdate, duck: DuckDep, hub: HubDep
 ) -> WireResponse:
@@ -54,10 +61,11 @@ async def update_state(
     checkpoint_id = body.checkpoint_id or (
         body.checkpoint.checkpoint_id if body.checkpoint else None
     )
+    values = await allowed_values(body.values, duck.settings)  # 422 for a folder not allowed
     try:
         async with hub.claim(thread.thread_id):
             config = await duck.graph.aupdate_state(
-                _config(thread.thread_id, checkpoint_id), body.values, as_node=body.as_node
+                _config(thread.thread_id, checkpoint_id), values, as_node=body.as_node
             )
     except ThreadBusy:
         raise HTTPException(409, BUSY.format(thread_id=thread.thread_id)) from None
@@ -66,7 +74,9 @@ async def update_state(
     return WireResponse({"checkpoint": checkpoint_ref(config)})
 
 
-@router.post("/threads/{thread_id}/history")
+@router.post(
+    "/threads/{thread_id}/history", response_model=list[ThreadState], responses=errors(404)
+)
 async def get_history(thread: ThreadDep, body: HistoryRequest, duck: DuckDep) -> WireResponse:
     """The thread's states, newest first."""
     at = body.checkpoint.checkpoint_id if body.checkpoint else None

@@ -21,10 +21,12 @@ from ducklm.server.agent_protocol.deps import (
     ThreadClaims,
     ThreadDep,
 )
+from ducklm.server.agent_protocol.responses import SelectedThread, Thread
 from ducklm.server.agent_protocol.schemas import ThreadCreate, ThreadPatch, ThreadSearch
 from ducklm.server.agent_protocol.store import ThreadRecord
 from ducklm.server.agent_protocol.views import thread_view
 from ducklm.server.agent_protocol.wire import WireResponse, dumps
+from ducklm.server.responses import errors
 from ducklm.server.tasks import ThreadBusy
 
 router = APIRouter()
@@ -46,7 +48,7 @@ async def load_view(
     return thread_view(record, snapshot, running=running)
 
 
-@router.post("/threads")
+@router.post("/threads", response_model=Thread, responses=errors(409))
 async def create_thread(
     body: ThreadCreate, duck: DuckDep, door: DoorDep, hub: HubDep
 ) -> WireResponse:
@@ -60,13 +62,13 @@ async def create_thread(
     return WireResponse(await load_view(record, duck, door, hub))
 
 
-@router.get("/threads/{thread_id}")
+@router.get("/threads/{thread_id}", response_model=Thread, responses=errors(404))
 async def get_thread(thread: ThreadDep, duck: DuckDep, door: DoorDep, hub: HubDep) -> WireResponse:
     """One thread."""
     return WireResponse(await load_view(thread, duck, door, hub))
 
 
-@router.patch("/threads/{thread_id}")
+@router.patch("/threads/{thread_id}", response_model=Thread, responses=errors(404))
 async def patch_thread(
     thread: ThreadDep, body: ThreadPatch, duck: DuckDep, door: DoorDep, hub: HubDep
 ) -> WireResponse:
@@ -77,7 +79,7 @@ async def patch_thread(
     return WireResponse(await load_view(record, duck, door, hub))
 
 
-@router.delete("/threads/{thread_id}", status_code=204)
+@router.delete("/threads/{thread_id}", status_code=204, responses=errors(404, 409))
 async def delete_thread(thread: ThreadDep, duck: DuckDep, door: DoorDep, hub: HubDep) -> Response:
     """Delete the thread, its checkpoints and DuckLM's records of it; `409` while it runs."""
     try:
@@ -89,7 +91,7 @@ async def delete_thread(thread: ThreadDep, duck: DuckDep, door: DoorDep, hub: Hu
     return Response(status_code=204)
 
 
-@router.post("/threads/search")
+@router.post("/threads/search", response_model=list[SelectedThread])
 async def search_threads(
     body: ThreadSearch, duck: DuckDep, door: DoorDep, hub: HubDep
 ) -> WireResponse:

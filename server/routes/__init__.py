@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 
+from ducklm.server.deps import known_query_values
+from ducklm.server.responses import GUARDED, errors
 from ducklm.server.routes import (
     approvals,
     chat,
@@ -17,17 +19,13 @@ from ducklm.server.routes import (
 
 
 def api_routers() -> list[APIRouter]:
-    """The routers mounted under `/v1`, behind the token."""
-    return [
-        chat.router,
-        tasks.router,
-        conversations.router,
-        approvals.router,
-        learning.router,
-        memory.router,
-        models.router,
-        status.router,
-    ]
+    """The routers mounted under `/v1`, behind the token (one router holding them all)."""
+    # What every route may answer (the token, Host/Origin and size checks, bad JSON) and
+    # what every route refuses (unknown or repeated query parameters) are said once, here.
+    guarded = APIRouter(responses=errors(*GUARDED), dependencies=[Depends(known_query_values)])
+    for module in (chat, tasks, conversations, approvals, learning, memory, models, status):
+        guarded.include_router(module.router)
+    return [guarded]
 
 
 def open_routers() -> list[APIRouter]:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from typing import Any, Literal
+from typing import Literal
 
 from fastapi import APIRouter, HTTPException, Response, status
 
 from ducklm.server.deps import Duck, Hub
+from ducklm.server.responses import PendingApproval, TaskStatusView, errors
 from ducklm.server.routes.tasks import pending_of
+from ducklm.server.schemas import Id, RowId
+from ducklm.stores import ApprovalRule
 from ducklm.tools.hitl import is_password_request
 
 router = APIRouter(prefix="/approvals", tags=["approvals"])
@@ -18,7 +20,7 @@ _DECISION = {"allow_once": "approve", "allow_forever": "allow_forever", "deny": 
 
 
 @router.get("/pending")
-async def pending(duck: Duck, hub: Hub) -> list[dict[str, Any]]:
+async def pending(duck: Duck, hub: Hub) -> list[PendingApproval]:
     """Every approval question waiting for an answer, oldest first."""
     # A task the hub runs has been answered, though its row may not say so yet.
     waiting = [
@@ -30,43 +32,43 @@ async def pending(duck: Duck, hub: Hub) -> list[dict[str, Any]]:
     for task in reversed(waiting):
         for item in await pending_of(duck, task):
             found.append(
-                {
-                    "id": item["interrupt_id"],
-                    "kind": "password" if is_password_request(item["request"]) else "approval",
-                    "task_id": task.task_id,
-                    "conversation_id": task.thread_id,
-                    "message": task.message,
-                    "request": item["request"],
-                }
+                PendingApproval(
+                    id=item["interrupt_id"],
+                    kind="password" if is_password_request(item["request"]) else "approval",
+                    task_id=task.task_id,
+                    conversation_id=task.thread_id,
+                    message=task.message,
+                    request=item["request"],
+                )
             )
     return found
 
 
-@router.post("/{approval_id}/{answer}")
-async def answer(approval_id: str, answer: Answer, duck: Duck, hub: Hub) -> dict[str, str]:
+@router.post("/{approval_id}/{answer}", responses=errors(404, 409))
+async def answer(approval_id: Id, answer: Answer, duck: Duck, hub: Hub) -> TaskStatusView:
     """Answer every action of one question the same way; the task runs on in the background."""
     for item in await pending(duck, hub):
-        if item["id"] != approval_id:
+        if item.id != approval_id:
             continue
-        if item["kind"] == "password":
+        if item.kind == "password":
             raise HTTPException(
                 status.HTTP_409_CONFLICT, "this question asks for a password, not an approval"
             )
-        actions = item["request"]["action_requests"]
+        actions = item.request["action_requests"]
         decisions = [{"type": _DECISION[answer]} for _ in actions]
-        live = await hub.resume(item["task_id"], decisions, interrupt_id=approval_id)
-        return {"task_id": live.task_id, "status": "running"}
+        live = await hub.resume(item.task_id, decisions, interrupt_id=approval_id)
+        return TaskStatusView(task_id=live.task_id, status="running")
     raise HTTPException(status.HTTP_404_NOT_FOUND, f"no pending approval with id {approval_id!r}")
 
 
 @router.get("/rules")
-async def rules(duck: Duck) -> list[dict[str, Any]]:
+async def rules(duck: Duck) -> list[ApprovalRule]:
     """The actions allowed forever."""
-    return [asdict(rule) for rule in await duck.approval_rules()]
+    return await duck.approval_rules()
 
 
-@router.delete("/rules/{rule_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def revoke(rule_id: int, duck: Duck) -> Response:
+@router.delete("/rules/{rule_id}", status_code=status.HTTP_204_NO_CONTENT, responses=errors(404))
+async def revoke(rule_id: RowId, duck: Duck) -> Response:
     """Forget an allow-forever rule."""
     if not await duck.revoke_rule(rule_id):
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no rule with id {rule_id}")

@@ -2,60 +2,64 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, HTTPException, Response, status
 
 from ducklm.runtime import DuckLM, new_thread_id
 from ducklm.server.deps import Duck, Hub
-from ducklm.server.routes.views import conversation_view, message_view, task_view
-from ducklm.server.schemas import ConversationPatch, NewConversation
+from ducklm.server.responses import ConversationDetail, errors
+from ducklm.server.routes.views import message_view, task_view
+from ducklm.server.schemas import ConversationPatch, Id, NewConversation
 from ducklm.stores import Conversation
+from ducklm.workspaces import requested_workspace
 
 router = APIRouter(prefix="/conversations", tags=["conversations"])
 
 
 @router.get("")
-async def list_conversations(duck: Duck) -> list[dict[str, Any]]:
+async def list_conversations(duck: Duck) -> list[Conversation]:
     """Conversations, most recently updated first."""
-    return [conversation_view(c) for c in await duck.conversations.list()]
+    return await duck.conversations.list()
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)
-async def create_conversation(body: NewConversation, duck: Duck) -> dict[str, Any]:
-    """A new, empty conversation."""
-    created = await duck.conversations.create(
-        new_thread_id(), title=body.title, workspace=body.workspace
-    )
-    return conversation_view(created)
+async def create_conversation(body: NewConversation, duck: Duck) -> Conversation:
+    """A new, empty conversation, in an allowed workspace (`422` for any other folder)."""
+    workspace = await requested_workspace(duck.settings, body.workspace)
+    return await duck.conversations.create(new_thread_id(), title=body.title, workspace=workspace)
 
 
-@router.get("/{conversation_id}")
-async def get_conversation(conversation_id: str, duck: Duck) -> dict[str, Any]:
+@router.get("/{conversation_id}", responses=errors(404))
+async def get_conversation(conversation_id: Id, duck: Duck) -> ConversationDetail:
     """The conversation with its messages and the task still open in it, if any."""
     conversation = await _conversation(duck, conversation_id)
     messages = [m for m in map(message_view, await duck.messages(conversation_id)) if m]
     latest = await duck.tasks(conversation_id, limit=1)
     active = latest[0] if latest and latest[0].is_open else None
-    return {
-        **conversation_view(conversation),
-        "messages": messages,
-        "active_task": task_view(active) if active else None,
-    }
+    return ConversationDetail(
+        id=conversation.id,
+        title=conversation.title,
+        workspace=conversation.workspace,
+        created_at=conversation.created_at,
+        updated_at=conversation.updated_at,
+        messages=messages,
+        active_task=task_view(active) if active else None,
+    )
 
 
-@router.patch("/{conversation_id}")
+@router.patch("/{conversation_id}", responses=errors(404))
 async def rename_conversation(
-    conversation_id: str, body: ConversationPatch, duck: Duck
-) -> dict[str, Any]:
+    conversation_id: Id, body: ConversationPatch, duck: Duck
+) -> Conversation:
     """Set the title."""
     await _conversation(duck, conversation_id)
     await duck.conversations.rename(conversation_id, body.title)
-    return conversation_view(await _conversation(duck, conversation_id))
+    return await _conversation(duck, conversation_id)
 
 
-@router.delete("/{conversation_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def delete_conversation(conversation_id: str, duck: Duck, hub: Hub) -> Response:
+@router.delete(
+    "/{conversation_id}", status_code=status.HTTP_204_NO_CONTENT, responses=errors(404, 409)
+)
+async def delete_conversation(conversation_id: Id, duck: Duck, hub: Hub) -> Response:
     """Forget the conversation: its messages, tasks and events (memories stay)."""
     await _conversation(duck, conversation_id)
     if hub.live_in(conversation_id) is not None:

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Response, status
 
 from ducklm.memory import MemoryStore
-from ducklm.memory.records import Scope
+from ducklm.memory.records import MemoryRecord, Scope
 from ducklm.runtime import DuckLM
 from ducklm.server.deps import Duck
-from ducklm.server.schemas import NewMemoryBody
+from ducklm.server.responses import MemoryHitView, MemorySearchView, errors
+from ducklm.server.schemas import MAX_ID_LENGTH, MAX_PATH_LENGTH, Id, NewMemoryBody
+from ducklm.workspaces import resolve_workspace
 
-router = APIRouter(prefix="/memory", tags=["memory"])
+router = APIRouter(prefix="/memory", tags=["memory"], responses=errors(503))
 
 
 @router.get("")
@@ -21,61 +23,57 @@ async def list_memories(
     duck: Duck,
     scope: Scope | None = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-) -> list[dict[str, Any]]:
+) -> list[MemoryRecord]:
     """Memories in force, newest change first."""
-    return [asdict(r) for r in await _store(duck).list(scope=scope, limit=limit)]
+    return await _store(duck).list(scope=scope, limit=limit)
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)
-async def add_memory(body: NewMemoryBody, duck: Duck) -> dict[str, Any]:
+async def add_memory(body: NewMemoryBody, duck: Duck) -> MemoryRecord:
     """Store a memory as it is (the memory policy's rules are for what the model proposes)."""
+    workspace = await resolve_workspace(duck.settings, body.workspace)
     try:
-        record = await _store(duck).add(
+        return await _store(duck).add(
             body.text,
             scope=body.scope,
-            workspace=body.workspace or str(duck.settings.workspace),
+            workspace=str(workspace),
             conversation_id=body.conversation_id,
             memory_type=body.memory_type,
             importance=body.importance,
         )
     except ValueError as exc:  # messages written for people (see memory/intake.py)
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
-    return asdict(record)
 
 
 @router.get("/search")
 async def search_memories(
     duck: Duck,
     q: Annotated[str, Query(min_length=1, max_length=2000)],
-    workspace: str | None = None,
-    conversation_id: str | None = None,
+    workspace: Annotated[str | None, Query(max_length=MAX_PATH_LENGTH)] = None,
+    conversation_id: Annotated[str | None, Query(max_length=MAX_ID_LENGTH)] = None,
     k: Annotated[int, Query(ge=1, le=50)] = 5,
-) -> dict[str, Any]:
-    """Hybrid search over what a workspace and conversation see."""
+) -> MemorySearchView:
+    """Hybrid search over what a workspace (an allowed one) and conversation see."""
     result = await _store(duck).search(
         q,
-        workspace=workspace or str(duck.settings.workspace),
+        workspace=str(await resolve_workspace(duck.settings, workspace)),
         conversation_id=conversation_id,
         k=k,
     )
     hits = [
-        {
+        MemoryHitView(
             **asdict(h.record),
-            "score": h.score,
-            "vector_score": h.vector_score,
-            "keyword_score": h.keyword_score,
-        }
+            score=h.score,
+            vector_score=h.vector_score,
+            keyword_score=h.keyword_score,
+        )
         for h in result.hits
     ]
-    return {
-        "hits": hits,
-        "degraded": result.degraded,
-        "warning": result.warning,
-    }
+    return MemorySearchView(hits=hits, degraded=result.degraded, warning=result.warning)
 
 
-@router.delete("/{memory_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def delete_memory(memory_id: str, duck: Duck) -> Response:
+@router.delete("/{memory_id}", status_code=status.HTTP_204_NO_CONTENT, responses=errors(404))
+async def delete_memory(memory_id: Id, duck: Duck) -> Response:
     """Forget a memory."""
     if not await _store(duck).delete(memory_id):
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no memory with id {memory_id!r}")

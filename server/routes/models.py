@@ -4,29 +4,33 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import asdict
-from typing import Any
 
 from fastapi import APIRouter
 
 from ducklm.doctor import ping_model_server
 from ducklm.roles import ROLE_NAMES
 from ducklm.server.deps import Duck
+from ducklm.server.responses import RoleView, ServerCheck
 
 router = APIRouter(prefix="/models", tags=["models"])
 
 
 @router.get("/roles")
-async def roles(duck: Duck) -> list[dict[str, Any]]:
+async def roles(duck: Duck) -> list[RoleView]:
     """Each role's model, server and switches (never its API key)."""
     return [
-        duck.context.models.config(role).model_dump(exclude={"api_key", "prompt"})
+        RoleView.model_validate(
+            duck.context.models.config(role).model_dump(exclude={"api_key", "prompt"})
+        )
         for role in ROLE_NAMES
     ]
 
 
 @router.get("/ping")
-async def ping(duck: Duck) -> list[dict[str, Any]]:
+async def ping(duck: Duck) -> list[ServerCheck]:
     """Each distinct model server: reachable or not, and what to do about it."""
     urls = sorted({duck.context.models.config(role).base_url for role in ROLE_NAMES})
     checks = await asyncio.gather(*(ping_model_server(url) for url in urls))
-    return [{**asdict(check), "base_url": url} for url, check in zip(urls, checks, strict=True)]
+    return [
+        ServerCheck(**asdict(check), base_url=url) for url, check in zip(urls, checks, strict=True)
+    ]

@@ -3,38 +3,41 @@
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
 
 from fastapi import APIRouter
 
 from ducklm.server.deps import Duck, Hub
+from ducklm.server.responses import Health, HealthChecks, StatusView, errors
 from ducklm.server.routes.models import ping
 
 router = APIRouter(tags=["status"])
-health_router = APIRouter(tags=["status"])
+# No token here; only the Host check and the size cap can refuse it.
+health_router = APIRouter(tags=["status"], responses=errors(400, 413))
 
 
 @health_router.get("/health")
-async def health(duck: Duck) -> dict[str, Any]:
+async def health(duck: Duck) -> Health:
     """Whether DuckLM is up, and whether its model servers answer (nothing secret)."""
     servers = await ping(duck)
-    return {
-        "status": "ok" if all(s["ok"] for s in servers) else "degraded",
-        "checks": {"model_servers": servers},
-    }
+    return Health(
+        status="ok" if all(s.ok for s in servers) else "degraded",
+        checks=HealthChecks(model_servers=servers),
+    )
 
 
 @router.get("/status")
-async def status(duck: Duck, hub: Hub) -> dict[str, Any]:
+async def status(duck: Duck, hub: Hub) -> StatusView:
     """What this server is and what it is doing."""
-    return {
-        "version": VERSION,
-        "data_dir": str(duck.settings.data_dir),
-        "workspace": str(duck.settings.workspace),
-        "running_tasks": hub.running(),
-        "conversations": len(await duck.conversations.list(limit=100_000)),
-        "sandbox": duck.context.protection,
-    }
+    settings = duck.settings
+    return StatusView(
+        version=VERSION,
+        data_dir=str(settings.data_dir),
+        workspace=str(settings.workspace),
+        workspaces=[str(path) for path in settings.workspaces],
+        running_tasks=hub.running(),
+        conversations=len(await duck.conversations.list(limit=100_000)),
+        sandbox=duck.context.protection,
+    )
 
 
 def package_version() -> str:

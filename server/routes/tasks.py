@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, status
 from sse_starlette import EventSourceResponse
@@ -10,28 +10,36 @@ from sse_starlette import EventSourceResponse
 from ducklm.events import Event
 from ducklm.runtime import DuckLM, NotWaitingError
 from ducklm.server.deps import Duck, Hub
+from ducklm.server.responses import (
+    EventView,
+    TaskStatusView,
+    TaskView,
+    errors,
+    event_stream_doc,
+)
 from ducklm.server.routes.views import task_view
-from ducklm.server.schemas import ContinueRequest, PasswordBody
+from ducklm.server.schemas import MAX_ID_LENGTH, ContinueRequest, Id, PasswordBody, Seq
 from ducklm.server.sse import event_stream, replay_stream
 from ducklm.server.tasks import TaskNotFound
 from ducklm.stores import TaskRecord
 from ducklm.tools.hitl import is_password_request
 
 router = APIRouter(prefix="/tasks", tags=["tasks"])
+_RUN_ON = event_stream_doc("The rest of the run's events, one SSE event each, until it ends.")
 
 
 @router.get("")
 async def list_tasks(
     duck: Duck,
-    conversation_id: str | None = None,
+    conversation_id: Annotated[str | None, Query(max_length=MAX_ID_LENGTH)] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-) -> list[dict[str, Any]]:
+) -> list[TaskView]:
     """Tasks, newest first, of one conversation or of all."""
     return [task_view(t) for t in await duck.tasks(conversation_id, limit=limit)]
 
 
-@router.get("/{task_id}")
-async def get_task(task_id: str, duck: Duck, hub: Hub) -> dict[str, Any]:
+@router.get("/{task_id}", responses=errors(404))
+async def get_task(task_id: Id, duck: Duck, hub: Hub) -> TaskView:
     """One task, with the question it waits at (if it does)."""
     task = await _task(duck, task_id)
     if hub.live(task_id) is not None:
@@ -40,17 +48,19 @@ async def get_task(task_id: str, duck: Duck, hub: Hub) -> dict[str, Any]:
     return task_view(task, await pending_of(duck, task))
 
 
-@router.get("/{task_id}/events")
-async def task_events(
-    task_id: str, duck: Duck, after: Annotated[int, Query(ge=0)] = 0
-) -> list[Event]:
+@router.get("/{task_id}/events", responses=errors(404))
+async def task_events(task_id: Id, duck: Duck, after: Seq = 0) -> list[EventView]:
     """The task's audited events (every event but tokens), oldest first."""
     task = await _task(duck, task_id)
-    return await stored_events(duck, task, after)
+    return [EventView.model_validate(e) for e in await stored_events(duck, task, after)]
 
 
-@router.get("/{task_id}/stream", response_class=EventSourceResponse)
-async def follow_task(task_id: str, duck: Duck, hub: Hub) -> EventSourceResponse:
+@router.get(
+    "/{task_id}/stream",
+    response_class=EventSourceResponse,
+    responses={**errors(404), **event_stream_doc("The task's events so far, then live.")},
+)
+async def follow_task(task_id: Id, duck: Duck, hub: Hub) -> EventSourceResponse:
     """The task's events so far, then live while it runs (for a reloaded page)."""
     task = await _task(duck, task_id)
     live = hub.live(task_id)
@@ -63,8 +73,12 @@ async def follow_task(task_id: str, duck: Duck, hub: Hub) -> EventSourceResponse
     return event_stream(live, before=[e for e in stored if e.get("run_id") not in current])
 
 
-@router.post("/{task_id}/continue/stream", response_class=EventSourceResponse)
-async def continue_task(task_id: str, body: ContinueRequest, hub: Hub) -> EventSourceResponse:
+@router.post(
+    "/{task_id}/continue/stream",
+    response_class=EventSourceResponse,
+    responses={**errors(404, 409), **_RUN_ON},
+)
+async def continue_task(task_id: Id, body: ContinueRequest, hub: Hub) -> EventSourceResponse:
     """Answer the approval question the task waits at; stream the rest of the run."""
     live = await hub.resume(
         task_id,
@@ -76,14 +90,22 @@ async def continue_task(task_id: str, body: ContinueRequest, hub: Hub) -> EventS
     return event_stream(live)
 
 
-@router.post("/{task_id}/resume/stream", response_class=EventSourceResponse)
-async def resume_task(task_id: str, hub: Hub) -> EventSourceResponse:
+@router.post(
+    "/{task_id}/resume/stream",
+    response_class=EventSourceResponse,
+    responses={**errors(404, 409), **_RUN_ON},
+)
+async def resume_task(task_id: Id, hub: Hub) -> EventSourceResponse:
     """Go on with a task interrupted by a restart (its process died mid-run); stream it."""
     return event_stream(await hub.continue_task(task_id))
 
 
-@router.post("/{task_id}/password/stream", response_class=EventSourceResponse)
-async def give_password(task_id: str, body: PasswordBody, hub: Hub) -> EventSourceResponse:
+@router.post(
+    "/{task_id}/password/stream",
+    response_class=EventSourceResponse,
+    responses={**errors(404, 409), **_RUN_ON},
+)
+async def give_password(task_id: Id, body: PasswordBody, hub: Hub) -> EventSourceResponse:
     """Give the sudo password (kept in memory only) or refuse it; stream the rest."""
     if body.cancel == (body.password is not None):
         raise HTTPException(
@@ -93,10 +115,10 @@ async def give_password(task_id: str, body: PasswordBody, hub: Hub) -> EventSour
     return event_stream(await hub.password(task_id, None if body.cancel else body.password))
 
 
-@router.post("/{task_id}/cancel")
-async def cancel_task(task_id: str, hub: Hub) -> dict[str, str]:
+@router.post("/{task_id}/cancel", responses=errors(404, 409))
+async def cancel_task(task_id: Id, hub: Hub) -> TaskStatusView:
     """Stop a running task, or give up one that waits for an answer."""
-    return {"task_id": task_id, "status": await hub.cancel(task_id)}
+    return TaskStatusView(task_id=task_id, status=await hub.cancel(task_id))
 
 
 async def _task(duck: DuckLM, task_id: str) -> TaskRecord:

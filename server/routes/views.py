@@ -2,39 +2,41 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 
 from ducklm.events import Event
-from ducklm.stores import Conversation, TaskRecord
+from ducklm.server.responses import MessageView, TaskView
+from ducklm.stores import TaskRecord
 
 
 def task_view(
     task: TaskRecord, pending: list[Event] | None = None, *, running: bool = False
-) -> dict[str, Any]:
+) -> TaskView:
     """A task, with the questions it waits at; `running` when the hub knows it runs."""
-    return {
-        "task_id": task.task_id,
-        "conversation_id": task.thread_id,
-        "status": "running" if running else task.status,
-        "message": task.message,
-        "started_at": task.created_at,
-        "finished_at": None if running or task.is_open else task.updated_at,
-        "answer": task.answer,
-        "error": task.error,
-        "pending": pending or [],
-    }
+    return TaskView.model_validate(
+        {
+            "task_id": task.task_id,
+            "conversation_id": task.thread_id,
+            "status": "running" if running else task.status,
+            "message": task.message,
+            "started_at": task.created_at,
+            "finished_at": None if running or task.is_open else task.updated_at,
+            "answer": task.answer,
+            "error": task.error,
+            "pending": pending or [],
+        }
+    )
 
 
-def conversation_view(conversation: Conversation) -> dict[str, Any]:
-    """A conversation without its messages."""
-    return asdict(conversation)
-
-
-def message_view(message: AnyMessage) -> dict[str, Any] | None:
+def message_view(message: AnyMessage) -> MessageView | None:
     """A message as the web chat shows it; `None` for kinds it does not show."""
+    view = _message_fields(message)
+    return None if view is None else MessageView.model_validate(view)
+
+
+def _message_fields(message: AnyMessage) -> dict[str, Any] | None:
     if isinstance(message, HumanMessage):
         return {"role": "user", "content": message.text}
     if isinstance(message, AIMessage):

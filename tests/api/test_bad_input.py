@@ -113,3 +113,25 @@ async def test_memory_and_conversation_bodies(served: Served) -> None:
     created = await client.post("/v1/conversations", json={"title": "Plans"})
     assert created.status_code == 201
     _clear(await client.patch(f"/v1/conversations/{created.json()['id']}", json={"title": ""}), 422)
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("DELETE", "/v1/approvals/rules/99999999999999999999999"),  # SQLite overflow: was a 500
+        ("DELETE", "/v1/approvals/rules/0"),
+        ("GET", "/v1/tasks/x/events?after=99999999999999999999999"),
+        ("GET", f"/v1/tasks/{'x' * 201}"),
+        ("GET", "/v1/tasks?limit=1&limit=2"),  # which one counts would be a guess
+        ("GET", "/v1/tasks?limt=2"),  # a typo is an error, as in bodies
+        ("POST", "/threads/search?x=1&x=2"),
+    ],
+)
+async def test_out_of_range_ids_and_repeated_parameters_are_422(
+    served: Served, method: str, path: str
+) -> None:
+    _clear(await served.client.request(method, path, json={}), 422)
+
+
+async def test_an_unknown_rule_is_404(served: Served) -> None:
+    _clear(await served.client.delete(f"/v1/approvals/rules/{2**63 - 1}"), 404, "rule")
