@@ -14,6 +14,7 @@ import openai
 
 from ducklm.llama_crash import local_crash
 from ducklm.settings import Settings
+from ducklm.workspaces import WorkspaceError
 
 CONNECTION_ERRORS = (openai.APIConnectionError, httpx.TransportError)
 
@@ -80,7 +81,12 @@ INTERNAL_ERROR = "DuckLM hit an internal error; details are in ducklm.log in the
 
 
 def describe(exc: BaseException) -> str:
-    """A message for people about a failed run; never the exception text itself."""
+    """A message for people about a failed run; never the exception text itself.
+
+    Except for errors written for people in the first place (`WorkspaceError`).
+    """
+    if isinstance(exc, WorkspaceError):
+        return str(exc)
     for types, message in MESSAGES:
         if isinstance(exc, types):
             return message

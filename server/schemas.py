@@ -12,11 +12,10 @@ from fastapi import Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from ducklm.memory.records import Scope
+from ducklm.stores.db import MAX_ROW_ID
 
 DecisionName = Literal["approve", "edit", "reject", "allow_forever"]
 
-MAX_ROW_ID = 2**63 - 1
-"""The largest integer the databases store (SQLite's INTEGER, PostgreSQL's BIGINT)."""
 MAX_ID_LENGTH = 200
 """Ids are UUIDs or short names; a longer one names nothing."""
 MAX_PATH_LENGTH = 4096

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from ducklm.stores.db import Database
+from ducklm.stores.db import MAX_ROW_ID, Database
 
 
 @dataclass(frozen=True)
@@ -54,4 +54,6 @@ class ApprovalRules:
 
     async def revoke(self, rule_id: int) -> bool:
         """Delete rule `rule_id`; `False` when there was none."""
+        if not 0 < rule_id <= MAX_ROW_ID:  # no such row; and SQLite would overflow on it
+            return False
         return await self._db.execute("DELETE FROM approval_rules WHERE id = ?", (rule_id,)) > 0

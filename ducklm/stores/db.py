@@ -19,6 +19,9 @@ Row = tuple[Any, ...]
 Params = Sequence[Any]
 Dialect = Literal["sqlite", "postgres"]
 
+# Row ids are signed 64-bit integers in SQLite and PostgreSQL alike: larger overflow.
+MAX_ROW_ID = 2**63 - 1
+
 
 class ThreadRunning(RuntimeError):
     """A run of this thread is already recorded as running (here or in another process)."""

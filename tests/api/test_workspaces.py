@@ -170,3 +170,23 @@ async def test_the_library_obeys_the_same_rule(
     result = await duck.run("write a note", workspace=str(inside), **QUIET)
     assert result.status == "completed"
     assert await _has_note(str(inside))
+
+
+async def test_a_thread_whose_workspace_is_no_longer_allowed_stops_before_any_call(
+    settings: Settings, llm: ScriptedLLM, folders: dict[str, str]
+) -> None:
+    # The thread ran in `projects` while DUCK_WORKSPACES listed it; then the person
+    # narrowed the setting. The next turn must not go on working there.
+    wide = settings.model_copy(update={"workspaces": [Path(folders["listed"])]})
+    llm.script(reply("Hi."))
+    async with DuckLM.open(wide) as duck:
+        first = await duck.run("hi", workspace=folders["listed"], **QUIET)
+        assert first.status == "completed"
+    llm.script(reply(tool_calls=[WRITE]), reply("Written."))
+    async with DuckLM.open(settings) as duck:
+        second = await duck.run("write a note", thread_id=first.thread_id, **QUIET)
+    assert second.status == "failed"
+    (error,) = [e for e in second.events if e["type"] == "error"]
+    assert "DUCK_WORKSPACES" in error["message"]
+    assert len(llm.requests) == 1  # only the first turn's: the second asked nothing
+    assert not await _has_note(folders["listed"])

@@ -171,3 +171,9 @@ async def test_resume_can_switch_the_critic_off(
     assert result.status == "completed"
     assert llm.pending == 0
     assert len(llm.requests) == 2, "no critic or memory-policy request after the answer"
+
+
+@pytest.mark.parametrize("rule_id", [0, -1, 2**63, 10**23])
+async def test_revoking_an_id_no_row_can_have_is_no_such_rule(duck: DuckLM, rule_id: int) -> None:
+    # `ducklm approvals revoke 99999999999999999999999` overflowed SQLite's integer.
+    assert await duck.revoke_rule(rule_id) is False
