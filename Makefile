@@ -52,3 +52,4 @@ bench: install
 	$(PY) scripts/bench/memory_recall.py
 	$(PY) scripts/bench/server_latency.py
 	$(PY) scripts/bench/local_model_stream.py
+	$(PY) scripts/bench/llama_build.py
