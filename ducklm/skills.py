@@ -1,8 +1,8 @@
 """Skills: short procedures for recurring tasks, in `skills/<id>/skill.yaml`.
 
 The registry reads every skill folder once (folders whose name starts with `_` or `.`
-are not skills; an older DuckLM kept proposed patches in `skills/_proposals/`). A broken skill file is
-reported and skipped, never fatal: one bad file must not stop the agent. A task gets
+are not skills; an older DuckLM kept proposed patches in `skills/_proposals/`). A broken
+skill file is reported and skipped, never fatal: one bad file must not stop the agent. A task gets
 the skills whose triggers it names, and, when an embedding function is given, the ones
 whose meaning is close enough; they are rendered into a token budget for the prompt.
 """
