@@ -2,10 +2,10 @@
 
 `propose_change` reads the file inside the workspace (the file tools' path rules), asks
 the role for the whole new file as JSON (`CodeChange`), checks Python syntax (one more
-try with the error shown) and returns a `CodeProposal` with the diff. It never writes
-and never asks a person: the graph keeps the proposal in its state, shows the diff at
-the approval and writes through `file_write`'s rules, so a resume never asks the model
-again.
+try with the error shown) and returns a `CodeProposal` (`ducklm.code_proposals`) with
+the diff. It never writes and never asks a person: the graph keeps the proposal in its
+state, shows the diff at the approval and writes through `file_write`'s rules, so a
+resume never asks the model again.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import openai
 from langchain_core.messages import AIMessage, HumanMessage
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
+from ducklm.code_proposals import CodeProposal, CoderOp  # re-exported: the coder's API
 from ducklm.config_files import validation_details
 from ducklm.context import DuckContext
 from ducklm.nodes.structured import JSONReplyError, parse_json, system_prompt, with_system
@@ -29,8 +29,6 @@ from ducklm.tokens import TokenCounter, estimate_tokens, fit_head_tail, prefetch
 from ducklm.tools.errors import ToolError
 from ducklm.tools.files import read_file_text
 from ducklm.tools.workspace import relative_name, resolve_in_workspace
-
-CoderOp = Literal["generate", "fix", "refactor"]
 
 # Model-facing text. Small models follow a plain task line better than a long brief.
 TASK = {
@@ -83,37 +81,6 @@ class CodeChange(BaseModel):
 
     content: str = Field(description="The whole new file, first line to last.")
     explanation: str = Field(description="One short sentence: what changed and why.")
-
-
-class CodeProposal(BaseModel):
-    """A change the coder proposes; nothing is written yet.
-
-    It lives in the graph state: store `proposal.model_dump()` and read it back with
-    `CodeProposal.model_validate`, so checkpoints hold plain JSON.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    op: CoderOp
-    path: str
-    """Relative to the workspace, `/`-separated, symlinks resolved: what to write."""
-    existed: bool
-    old_content: str
-    """"" for a new file."""
-    new_content: str
-    explanation: str
-    diff: str
-    """Unified diff, `a/path` -> `b/path` (`/dev/null` for a new file); "" if unchanged."""
-    syntax_ok: bool
-    syntax_error: str | None
-    """For a Python file that still does not compile: line and message. Do not write it."""
-    attempts: int
-    """Requests made to the coder role, repairs included."""
-
-    @property
-    def changed(self) -> bool:
-        """Whether writing the proposal would change the file."""
-        return bool(self.diff)
 
 
 class CoderError(ToolError):

@@ -14,8 +14,10 @@ falls back to `single_step_plan`). Choices, where a small model's output is ambi
   cost a model call on the one field that does not matter. A name in another case
   becomes the known spelling.
 
-Plans and statuses are plain JSON (`Plan.model_dump(mode="json")`, `dict[str, str]`)
-so that they live in LangGraph state and checkpoints. Everything here is pure.
+The graph state holds the `Plan` itself (frozen; LangGraph's checkpoint serializer
+stores pydantic models) and the statuses and results as `StepStatuses` / `StepResults`:
+scalars by step id, for which a model would add nothing but a class name to every
+checkpoint. Events carry `plan_json(plan)`. Everything here is pure.
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 StepStatus = Literal["pending", "running", "done", "failed", "skipped"]
+StepStatuses = dict[str, StepStatus]
+"""Each step's status by step id (`DuckState.plan_status`)."""
+StepResults = dict[str, str]
+"""A short result of each finished step by step id (`DuckState.plan_results`)."""
 BLOCKING: frozenset[str] = frozenset({"failed", "skipped"})
 """A dependency in one of these statuses never produces the result its dependents need."""
 ID_CHARS = 40
@@ -274,7 +280,7 @@ def execution_order(plan: Plan) -> list[str]:
     return order
 
 
-def initial_statuses(plan: Plan) -> dict[str, StepStatus]:
+def initial_statuses(plan: Plan) -> StepStatuses:
     """Every step pending."""
     return {step.id: "pending" for step in plan.steps}
 
@@ -325,5 +331,5 @@ def next_step(plan: Plan, statuses: Mapping[str, str]) -> NextStep:
 
 
 def plan_json(plan: Plan) -> dict[str, Any]:
-    """The plan as plain JSON for the graph state and events."""
+    """The plan as plain JSON, for events."""
     return plan.model_dump(mode="json")

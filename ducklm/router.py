@@ -198,7 +198,11 @@ class RouteFacts:
 
 @dataclass(frozen=True)
 class Route:
-    """What a turn needs, with one reason per decision (in `DECISIONS` order)."""
+    """What a turn needs, with one reason per decision (in `DECISIONS` order).
+
+    The graph state holds it (`DuckState.route`); its fields are the `route_decided`
+    event's, so an old checkpoint's dict is `Route(**fields)`.
+    """
 
     recall: bool
     plan: bool
@@ -206,6 +210,12 @@ class Route:
     critique: bool
     reasons: list[str]
     undecided: tuple[Decision, ...] = ()
+
+    def __post_init__(self) -> None:
+        # A checkpoint (or an old dict) gives lists back for tuples; equal routes must
+        # compare equal, or the route node writes an unchanged route again.
+        object.__setattr__(self, "undecided", tuple(self.undecided))
+        object.__setattr__(self, "reasons", list(self.reasons))
 
     def reason(self, decision: Decision) -> str:
         """The sentence explaining `decision`."""

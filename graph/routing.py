@@ -15,8 +15,8 @@ AfterAnswer = Literal["critic", "memory_policy", "__end__"]
 
 def route_after_context(state: DuckState) -> Literal["planner", "action"]:
     """A turn the router marked as multi-step gets a plan first (once: not on resume)."""
-    route = state.route or {}
-    return "planner" if route.get("plan") and state.plan is None else "action"
+    wants_plan = state.route is not None and state.route.plan
+    return "planner" if wants_plan and state.plan is None else "action"
 
 
 def route_after_action(

@@ -7,10 +7,17 @@ the state (`update_state`, Studio, time travel).
 `messages` uses a `DeltaChannel`: a checkpoint stores the new messages of its step, not
 the whole list again. With the default `add_messages` channel a thread's checkpoints grow
 with the square of its length (about 130 MB after 200 turns, measured here).
+
+The turn's route, plan and coder proposals are typed (`Route`, `Plan`, `CodeProposal` /
+`CoderFailure`); LangGraph's serializer checkpoints them as such. A checkpoint written
+before they were typed holds plain dicts, and so does one read by a serializer that does
+not allow these types (`LANGGRAPH_STRICT_MSGPACK`): `DuckState.__post_init__` turns them
+into the types, so every node and edge reads attributes whichever it was.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -18,7 +25,14 @@ from langchain_core.messages import AnyMessage
 from langgraph.channels import DeltaChannel
 from langgraph.graph.message import _messages_delta_reducer
 
+from ducklm.code_proposals import CodeProposal, CoderFailure, Proposal, as_proposal
+from ducklm.plans import Plan, PlanStep, StepResults, StepStatuses
+from ducklm.router import Route
+
 Messages = Annotated[list[AnyMessage], DeltaChannel(_messages_delta_reducer)]
+
+CHECKPOINT_TYPES: tuple[type, ...] = (Route, Plan, PlanStep, CodeProposal, CoderFailure)
+"""The state's own types, for a serializer's `allowed_msgpack_modules`."""
 
 
 @dataclass(kw_only=True)
@@ -61,13 +75,13 @@ class DuckState(InputState):
     """Whether the critic reviews this turn (fixed when the turn starts)."""
     run_memory_policy: bool = True
     """Whether the memory policy reviews this turn (fixed when the turn starts)."""
-    route: dict[str, Any] | None = None
-    """The router's decision for this turn (`ducklm.router.Route` as a dict)."""
-    plan: dict[str, Any] | None = None
-    """The turn's plan (`ducklm.plans.Plan` as a dict), when the router asked for one."""
-    plan_status: dict[str, str] = field(default_factory=dict)
+    route: Route | None = None
+    """The router's decision for this turn."""
+    plan: Plan | None = None
+    """The turn's plan, when the router asked for one."""
+    plan_status: StepStatuses = field(default_factory=dict)
     """Each plan step's status by step id: pending, running, done, failed or skipped."""
-    plan_results: dict[str, str] = field(default_factory=dict)
+    plan_results: StepResults = field(default_factory=dict)
     """A short result of each finished step, by step id, for later steps and the answer."""
     current_step: str = ""
     """The id of the plan step the action loop works on; empty outside a plan."""
@@ -79,6 +93,19 @@ class DuckState(InputState):
     """Why the current step's first attempt failed, for its second attempt."""
     plan_revisions: int = 0
     """How often the plan was revised this turn (once at most)."""
-    code_proposals: dict[str, dict[str, Any]] = field(default_factory=dict)
+    code_proposals: dict[str, Proposal] = field(default_factory=dict)
     """The coder's proposed changes by tool call id, made before the write is approved,
     so a resumed run writes what the person saw instead of asking the model again."""
+
+    def __post_init__(self) -> None:
+        # LangGraph builds the state with `DuckState(**channels)` for every node and edge,
+        # so the old dict forms are read here once each, not in every reader.
+        route: object = self.route
+        if isinstance(route, Mapping):
+            self.route = Route(**route)
+        plan: object = self.plan
+        if isinstance(plan, Mapping):
+            self.plan = Plan.model_validate(plan)
+        proposals = self.code_proposals
+        if not all(isinstance(p, CodeProposal | CoderFailure) for p in proposals.values()):
+            self.code_proposals = {k: as_proposal(p) for k, p in proposals.items()}

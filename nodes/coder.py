@@ -16,7 +16,8 @@ from typing import Any
 from langchain_core.messages.tool import ToolCall
 from langgraph.runtime import Runtime
 
-from ducklm.coder import CoderError, CoderOp, propose_change
+from ducklm.code_proposals import CoderFailure, CoderOp, Proposal
+from ducklm.coder import CoderError, propose_change
 from ducklm.context import DuckContext
 from ducklm.events import emit
 from ducklm.graph.routing import pending_coder_calls
@@ -42,30 +43,23 @@ async def propose_code(state: DuckState, runtime: Runtime[DuckContext]) -> dict[
         call_id = call["id"] or ""
         proposal = await _propose(call, state, runtime)
         proposals[call_id] = proposal
-        emit(runtime, "code_proposed", call_id=call_id, tool=call["name"], **_shown(proposal))
+        emit(
+            runtime, "code_proposed", call_id=call_id, tool=call["name"], **proposal.event_fields()
+        )
     return {"code_proposals": proposals}
 
 
-async def _propose(
-    call: ToolCall, state: DuckState, runtime: Runtime[DuckContext]
-) -> dict[str, Any]:
+async def _propose(call: ToolCall, state: DuckState, runtime: Runtime[DuckContext]) -> Proposal:
     op, field = OPS[call["name"]]
     path, text = call["args"].get("path"), call["args"].get(field)
     if not isinstance(path, str) or not isinstance(text, str):
-        return {"error": BAD_CALL.format(tool=call["name"], field=field)}
+        return CoderFailure(error=BAD_CALL.format(tool=call["name"], field=field))
     try:
-        proposal = await propose_change(
+        return await propose_change(
             runtime.context, op, path, text, workspace=Path(state.workspace)
         )
     except (CoderError, ToolError) as exc:  # messages written for the action role
-        return {"path": path, "error": str(exc)}
+        return CoderFailure(path=path, error=str(exc))
     except Exception as exc:  # a model failure becomes the call's error, not the run's
         log.warning("the coder role failed", exc_info=True)
-        return {"path": path, "error": CODER_FAILED.format(reason=describe(exc))}
-    return proposal.model_dump(mode="json")
-
-
-def _shown(proposal: dict[str, Any]) -> dict[str, Any]:
-    """The proposal's fields for the event: the diff, not both whole files."""
-    keys = ("path", "op", "existed", "diff", "explanation", "syntax_ok", "syntax_error", "error")
-    return {key: proposal[key] for key in keys if key in proposal}
+        return CoderFailure(path=path, error=CODER_FAILED.format(reason=describe(exc)))

@@ -9,15 +9,15 @@ from langgraph.runtime import Runtime
 from ducklm.context import DuckContext
 from ducklm.events import emit
 from ducklm.graph.state import DuckState
-from ducklm.plans import Plan, next_step, plan_json
+from ducklm.plans import Plan, StepResults, StepStatuses, next_step
 
 
 def begin_next_step(
     state: DuckState,
     runtime: Runtime[DuckContext],
     plan: Plan,
-    statuses: dict[str, str],
-    results: dict[str, str],
+    statuses: StepStatuses,
+    results: StepResults,
 ) -> dict[str, Any]:
     """The state update that starts the plan's next step, or ends the plan."""
     chosen = next_step(plan, statuses)
@@ -27,7 +27,7 @@ def begin_next_step(
         statuses[chosen.step_id] = "running"
         step_started(runtime, plan, chosen.step_id, attempt=1)
     return {
-        "plan": plan_json(plan),
+        "plan": plan,
         "plan_status": statuses,
         "plan_results": results,
         "current_step": chosen.step_id or "",
@@ -47,6 +47,6 @@ def step_started(runtime: Runtime[DuckContext], plan: Plan, step_id: str, attemp
          index=index, total=len(plan.steps))  # fmt: skip
 
 
-def skip_pending(statuses: dict[str, str]) -> dict[str, str]:
+def skip_pending(statuses: StepStatuses) -> StepStatuses:
     """`statuses` with every step that has not ended marked skipped."""
     return {k: "skipped" if v in ("pending", "running") else v for k, v in statuses.items()}

@@ -21,10 +21,10 @@ from ducklm.context import DuckContext
 from ducklm.events import emit
 from ducklm.graph.state import DuckState
 from ducklm.nodes.plan_flow import begin_next_step, skip_pending, step_started
-from ducklm.nodes.plan_text import clip_result, current_plan
+from ducklm.nodes.plan_text import clip_result
 from ducklm.nodes.planner import revise_plan
 from ducklm.nodes.structured import ask_validated, system_prompt, with_system
-from ducklm.plans import PlanStep
+from ducklm.plans import PlanStep, StepResults, StepStatuses
 
 NO_RESULT = "(the step produced no result)"
 CHECK_REQUEST = """Plan step {id}: {goal}
@@ -47,12 +47,13 @@ class StepCheck(BaseModel):
 
 async def review_step(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
     """Judge the current step; then the next step, a retry, a revision or the answer."""
-    plan = current_plan(state)
+    plan = state.plan
     assert plan is not None and state.current_step  # routing sends only running steps here
     step = plan.step(state.current_step)
     result, failed_call = step_result(state)
     check, judged_by = await _check(state, runtime, step, result, failed_call)
-    statuses, results = dict(state.plan_status), dict(state.plan_results)
+    statuses: StepStatuses = dict(state.plan_status)
+    results: StepResults = dict(state.plan_results)
     finished = {
         "step_id": step.id,
         "score": check.score,

@@ -7,7 +7,6 @@ sees the whole plan with each step's outcome, for the final answer.
 from __future__ import annotations
 
 from ducklm.graph.state import DuckState
-from ducklm.plans import Plan
 
 RESULT_CHARS = 400
 """Each earlier result shown to later steps and to the thinker, at most (the budget)."""
@@ -26,14 +25,9 @@ In your answer, say briefly what each step did; say plainly which steps failed o
 skipped and what is therefore missing."""
 
 
-def current_plan(state: DuckState) -> Plan | None:
-    """The turn's plan, if it has one."""
-    return Plan.model_validate(state.plan) if state.plan else None
-
-
 def step_brief(state: DuckState) -> str:
     """Text for the action role's system prompt while a plan step runs; "" otherwise."""
-    plan = current_plan(state)
+    plan = state.plan
     if plan is None or not state.current_step:
         return ""
     step = plan.step(state.current_step)
@@ -51,7 +45,7 @@ def step_brief(state: DuckState) -> str:
 
 def plan_report(state: DuckState) -> str:
     """Text for the thinker's system prompt after a plan ran; "" without a plan."""
-    plan = current_plan(state)
+    plan = state.plan
     if plan is None:
         return ""
     lines = []

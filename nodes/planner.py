@@ -21,6 +21,8 @@ from ducklm.nodes.structured import JSONReplyError, parse_json, system_prompt, w
 from ducklm.plans import (
     Plan,
     PlanError,
+    StepResults,
+    StepStatuses,
     initial_statuses,
     plan_json,
     single_step_plan,
@@ -53,16 +55,10 @@ async def write_plan(state: DuckState, runtime: Runtime[DuckContext]) -> dict[st
     request = PLAN_REQUEST.format(
         max_steps=MAX_PLAN_STEPS, tools=", ".join(ctx.tools.names), task=state.task
     )
-    plan, problem = await ask_for_plan(ctx, state, request)
-    emit(
-        runtime,
-        "plan_created",
-        plan=plan_json(plan or single_step_plan(state.task)),
-        fallback=plan is None,
-        problem=problem,
-    )
-    plan = plan or single_step_plan(state.task)
-    return begin_next_step(state, runtime, plan, dict(initial_statuses(plan)), {})
+    written, problem = await ask_for_plan(ctx, state, request)
+    plan = written or single_step_plan(state.task)
+    emit(runtime, "plan_created", plan=plan_json(plan), fallback=written is None, problem=problem)
+    return begin_next_step(state, runtime, plan, initial_statuses(plan), {})
 
 
 async def ask_for_plan(
@@ -97,9 +93,9 @@ async def revise_plan(
     state: DuckState,
     runtime: Runtime[DuckContext],
     plan: Plan,
-    statuses: dict[str, str],
+    statuses: StepStatuses,
     *,
-    results: dict[str, str],
+    results: StepResults,
     reason: str,
 ) -> dict[str, Any] | None:
     """Replace what is left of `plan` with the thinker's new steps; `None` if it has none.

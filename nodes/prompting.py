@@ -60,6 +60,6 @@ async def role_messages(
 
 def offered_tools(state: DuckState, ctx: DuckContext) -> ToolRegistry:
     """The tools this turn offers the action role: the coder's only when routed to it."""
-    if (state.route or {}).get("coder"):
+    if state.route is not None and state.route.coder:
         return ctx.tools
     return ctx.tools.without(CODER_TOOL_NAMES)

@@ -46,9 +46,8 @@ async def decide_turn_route(state: DuckState, runtime: Runtime[DuckContext]) -> 
     route = rules_route(state, ctx)
     if route.undecided:
         route = merge_answer(route, await _ask_sys_util(ctx, task))
-    fields = route.event_fields()
-    emit(runtime, "route_decided", **fields)
-    update = {"route": fields, **FRESH_TURN}
+    emit(runtime, "route_decided", **route.event_fields())
+    update = {"route": route, **FRESH_TURN}
     # Only what changed: each written field is another blob in the checkpoint.
     return {key: value for key, value in update.items() if getattr(state, key) != value}
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages.tool import ToolCall
 from langchain_core.tools import BaseTool
 
+from ducklm.code_proposals import CodeProposal, Proposal
 from ducklm.context import DuckContext
 from ducklm.stores.intents import Intent
 from ducklm.tools.coder_tools import CODER_TOOL_NAMES
@@ -67,7 +69,7 @@ class DecidedCall:
 
 
 async def plan_call(
-    call: ToolCall, ctx: DuckContext, env: PolicyEnv, proposals: dict[str, dict[str, Any]]
+    call: ToolCall, ctx: DuckContext, env: PolicyEnv, proposals: Mapping[str, Proposal]
 ) -> PlannedCall:
     """The policy's verdict on `call`, answered by an allow-forever rule where one fits."""
     tool = ctx.tools.get(call["name"])
@@ -76,20 +78,16 @@ async def plan_call(
         return PlannedCall(call, None, Verdict("deny", "unknown tool"), problem)
     verdict = await asyncio.to_thread(assess, call["name"], call["args"], env)
     if call["name"] in CODER_TOOL_NAMES and verdict.action == "ask":
-        proposal = proposals.get(call["id"] or "") or {}
-        if not _writable(proposal):  # the tool will refuse it: nothing to approve
-            return PlannedCall(call, tool, NOTHING_TO_WRITE)
+        proposal = proposals.get(call["id"] or "")
+        if not isinstance(proposal, CodeProposal) or not proposal.writable:
+            return PlannedCall(call, tool, NOTHING_TO_WRITE)  # the tool will refuse it
         # The person decides on the change itself, not on a description of it.
-        verdict = dataclasses.replace(verdict, reason=f"{verdict.reason}:\n{proposal['diff']}")
+        verdict = dataclasses.replace(verdict, reason=f"{verdict.reason}:\n{proposal.diff}")
     if verdict.action == "ask" and verdict.rule_key:
         rule = await ctx.approvals.find(call["name"], verdict.rule_key)
         if rule is not None:
             return PlannedCall(call, tool, verdict, approved_by=f"rule {rule.id}")
     return PlannedCall(call, tool, verdict)
-
-
-def _writable(proposal: dict[str, Any]) -> bool:
-    return bool(proposal.get("diff")) and not proposal.get("error") and proposal["syntax_ok"]
 
 
 async def decide_call(

@@ -6,6 +6,7 @@ answered, so nothing in this module may ask a person anything.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,7 @@ from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
+from ducklm.code_proposals import Proposal
 from ducklm.config_files import validation_details
 from ducklm.context import DuckContext
 from ducklm.events import emit
@@ -52,13 +54,15 @@ async def execute(
     password: str | None,
     runtime: Runtime[DuckContext],
     env: PolicyEnv,
-    proposals: dict[str, dict[str, Any]],
+    proposals: Mapping[str, Proposal],
 ) -> ToolMessage:
     """Run `item` (with its sudo `password`, if it needs one) and report it once."""
     call, args = item.planned.call, item.args
     emit(runtime, "tool_call_started", call_id=call["id"], tool=call["name"], args=args)
     if call["name"] in CODER_TOOL_NAMES:
-        args = {**args, "proposal": proposals.get(call["id"] or "")}
+        # The tool takes plain JSON: its injected argument is not part of the state.
+        proposal = proposals.get(call["id"] or "")
+        args = {**args, "proposal": None if proposal is None else proposal.model_dump()}
     outcome = await _outcome(item, password, args, runtime, env)
     del password  # forget the secret as soon as the command has it
     limit = runtime.context.settings.max_tool_output_chars

@@ -11,11 +11,13 @@ from typing import Any
 import aiosqlite
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from ducklm.graph.state import CHECKPOINT_TYPES
 from ducklm.stores.backend import is_postgres_url
 from ducklm.stores.postgres_db import POOL_MAX, setup_lock
 from ducklm.stores.private import create_private_file
@@ -28,6 +30,16 @@ def open_checkpointer(
     if is_postgres_url(location):
         return open_postgres_checkpointer(str(location))
     return open_sqlite_checkpointer(Path(location))
+
+
+def checkpoint_serde() -> JsonPlusSerializer:
+    """LangGraph's serializer, allowed to rebuild the state's own types and nothing else.
+
+    By default it rebuilds any class a checkpoint names (with a warning that this will
+    be blocked): whoever can write the database could make it construct anything. The
+    allowlist is LangGraph's safe types plus `CHECKPOINT_TYPES`.
+    """
+    return JsonPlusSerializer(allowed_msgpack_modules=CHECKPOINT_TYPES)
 
 
 @asynccontextmanager
@@ -44,7 +56,7 @@ async def open_sqlite_checkpointer(path: Path) -> AsyncIterator[AsyncSqliteSaver
         await conn.execute("PRAGMA journal_mode=WAL")
         await conn.execute("PRAGMA synchronous=NORMAL")
         await conn.execute("PRAGMA busy_timeout=5000")
-        saver = AsyncSqliteSaver(conn)
+        saver = AsyncSqliteSaver(conn, serde=checkpoint_serde())
         await saver.setup()
         yield saver
 
@@ -65,7 +77,7 @@ async def open_postgres_checkpointer(url: str) -> AsyncIterator[AsyncPostgresSav
         kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
         check=AsyncConnectionPool.check_connection,  # as DuckLM's pool: survives a restart
     ) as pool:
-        saver = AsyncPostgresSaver(pool)
+        saver = AsyncPostgresSaver(pool, serde=checkpoint_serde())
         async with setup_lock(pool):
             await saver.setup()
         yield saver
