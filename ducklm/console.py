@@ -84,6 +84,18 @@ class ConsolePrinter:
         lines.append(item.get("diff", "").rstrip())
         self._note("\n".join(lines))
 
+    def _on_action_decided(self, item: Event) -> None:
+        if item["outcome"] == "answer" and self._mid_line:
+            return  # the answer is streaming: a line here would split it, and it says as much
+        repaired = " (repaired)" if item.get("repaired") else ""
+        if item["calls"]:
+            calls = "; ".join(f"{c['tool']} {_compact(c['args'])}" for c in item["calls"])
+            self._note(f"action: {calls}{repaired}")
+        elif item["outcome"] == "unusable":
+            self._note(f"action: no usable directive ({item.get('problem') or 'no reply'})")
+        else:
+            self._note(f"action: no tool ({item['outcome'].replace('_', ' ')}){repaired}")
+
     def _on_approval_requested(self, item: Event) -> None:
         request = item["request"]
         lines = ["Approval needed:"]
@@ -136,6 +148,11 @@ async def print_run(stream: AsyncIterator[Event], printer: ConsolePrinter) -> in
 
 def _args(args: dict[str, Any]) -> str:
     shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+    return shown if len(shown) < 200 else shown[:200] + "..."
+
+
+def _compact(args: dict[str, Any]) -> str:
+    shown = json.dumps(args, ensure_ascii=False, separators=(", ", ": "))
     return shown if len(shown) < 200 else shown[:200] + "..."
 
 

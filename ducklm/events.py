@@ -20,6 +20,7 @@ EventType = Literal[
     "plan_step_finished",
     "plan_revised",
     "code_proposed",
+    "action_decided",
     "token",
     "reasoning",
     "tool_call_started",

@@ -1,4 +1,7 @@
-"""action: the action role decides which tools to call, or that it is time to answer."""
+"""action: the action role decides which tools to call, or that it is time to answer.
+
+Every step ends with an `action_decided` event (`nodes/action_decision.py`).
+"""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from langgraph.runtime import Runtime
 from ducklm.context import DuckContext
 from ducklm.events import emit
 from ducklm.graph.state import DuckState
+from ducklm.nodes.action_decision import report_message
 from ducklm.nodes.action_json import decide_with_directive
 from ducklm.nodes.plan_text import step_brief
 from ducklm.nodes.prompting import offered_tools, role_messages
@@ -51,8 +55,10 @@ async def _decide_with_tools(state: DuckState, runtime: Runtime[DuckContext]) ->
         if answer_streams and chunk.text and not calling:
             emit(runtime, "token", text=chunk.text)
     if not chunks:
+        report_message(runtime, None, in_step=bool(state.current_step))
         return {}
-    message = message_chunk_to_message(add_ai_message_chunks(*chunks))
+    message = cast(AIMessage, message_chunk_to_message(add_ai_message_chunks(*chunks)))
+    report_message(runtime, message, in_step=bool(state.current_step))
     update: dict[str, Any] = {"messages": [message]}
     if answer_streams and is_answer(message):
         update["final"] = message.text

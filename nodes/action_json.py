@@ -3,7 +3,8 @@
 Small local models often cannot call tools natively, but with `response_format` (which
 llama-server turns into a grammar) they can fill a small JSON object. They still get it
 wrong: invalid JSON or an unknown tool gets one repair attempt with the error shown to
-the model, then the turn goes on to the thinker with a note, never a crash.
+the model, then the turn goes on to the thinker with a note, never a crash. Either way
+the step ends with `action_decided`: the directive as written, and whether it was repaired.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ducklm.context import DuckContext
 from ducklm.events import emit
 from ducklm.graph.state import DuckState
 from ducklm.llm import schema_instructions
+from ducklm.nodes.action_decision import report_decision
 from ducklm.nodes.plan_text import step_brief
 from ducklm.nodes.prompting import offered_tools, role_messages
 from ducklm.nodes.structured import (
@@ -81,21 +83,23 @@ async def decide_with_directive(state: DuckState, runtime: Runtime[DuckContext])
         max_steps=ctx.settings.max_action_steps,
     ) + step_brief(state)
     messages = await role_messages(state, ctx, system)
-    problem = ""
-    for _attempt in range(2):
-        text, directive = await _ask(ctx, messages, tools)
-        if isinstance(directive, Directive):
-            return _apply(directive, runtime, in_step=bool(state.current_step))
-        problem = directive
-        if text is None:  # cut at the output limit: asking again would be cut again
-            break
-        messages = [
-            *messages,
-            AIMessage(content=text),
-            HumanMessage(REPAIR_REQUEST.format(problem=problem)),
-        ]
-    note = {"note": GAVE_UP_NOTE.format(problem=problem)}
-    return {"observations": [*state.observations, note]}
+    asked = await _ask_with_repair(ctx, messages, tools)
+    in_step = bool(state.current_step)
+    update = _apply(asked.directive, runtime, in_step=in_step) if asked.directive else {}
+    report_decision(
+        runtime,
+        mode="json",
+        calls=asked.directive.calls if asked.directive else [],
+        text=asked.text,
+        in_step=in_step,
+        repaired=asked.repaired,
+        problem=asked.problem,
+        usable=asked.directive is not None,
+    )
+    if asked.directive is None:
+        note = {"note": GAVE_UP_NOTE.format(problem=asked.problem)}
+        return {"observations": [*state.observations, note]}
+    return update
 
 
 def directive_prompt(
@@ -112,6 +116,38 @@ def directive_prompt(
     if structured_output == "prompt":
         text += "\n" + schema_instructions(DIRECTIVE_SCHEMA)
     return text
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What asking for a directive, with its one repair round, came to."""
+
+    directive: Directive | None
+    """`None`: no usable directive."""
+    text: str
+    """The last reply as the model wrote it ("" when it was cut off)."""
+    problem: str
+    """Why the first reply could not be used (or, without a directive, the last); ""."""
+    repaired: bool
+    """The directive is the answer to the repair request."""
+
+
+async def _ask_with_repair(ctx: DuckContext, messages: list[Any], tools: ToolRegistry) -> Asked:
+    """Ask for a directive; an unusable one goes back once with its problem shown."""
+    problem = ""
+    for attempt in range(2):
+        text, directive = await _ask(ctx, messages, tools)
+        if isinstance(directive, Directive):
+            return Asked(directive, text or "", problem, repaired=attempt > 0)
+        problem = directive
+        if text is None:  # cut at the output limit: asking again would be cut again
+            break
+        messages = [
+            *messages,
+            AIMessage(content=text),
+            HumanMessage(REPAIR_REQUEST.format(problem=problem)),
+        ]
+    return Asked(None, text or "", problem, repaired=False)
 
 
 async def _ask(

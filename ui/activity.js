@@ -12,6 +12,10 @@ const MEMORY_TYPES = new Set(["memory_stored", "memory_policy_decision", "memory
 /** One line about an event, for the Events tab. */
 function summary(event) {
   switch (event.type) {
+    case "action_decided":
+      return event.calls?.length
+        ? event.calls.map((c) => c.tool).join(", ")
+        : `no tool (${(event.outcome ?? "").replace("_", " ")})`;
     case "tool_call_started":
       return event.tool === "shell_exec" ? event.args?.command ?? "" : event.tool ?? "";
     case "tool_call_finished":

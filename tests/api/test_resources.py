@@ -31,7 +31,8 @@ async def test_conversation_lifecycle(served: Served, llm: ScriptedLLM) -> None:
     assert [t["message"] for t in tasks] == ["pack"]
     events = (await client.get(f"/v1/tasks/{tasks[0]['task_id']}/events")).json()
     # tokens are not audited
-    assert [e["type"] for e in events] == ["run_started", "route_decided", "done"]
+    types = ["run_started", "route_decided", "action_decided", "done"]
+    assert [e["type"] for e in events] == types
     assert (await client.delete(f"/v1/conversations/{created['id']}")).status_code == 204
     assert (await client.get(f"/v1/conversations/{created['id']}")).status_code == 404
     assert (await client.get(f"/v1/tasks/{tasks[0]['task_id']}")).status_code == 404
