@@ -17,8 +17,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
@@ -59,6 +59,30 @@ class TaskRef:
     message: str | None = None
     bump_conversation: bool = False
     workspace: str | None = None
+
+
+ChunkSink = Callable[[str, Any], None]
+"""Receives `(mode, chunk)` of the graph's stream; must not block or await."""
+
+
+@dataclass(frozen=True)
+class GraphOptions:
+    """What a door asks of the graph run beyond DuckLM's defaults (the Agent Protocol's).
+
+    `watch` receives every chunk of `watch_modes` (LangGraph's `values`, `updates`,
+    `messages`) as the graph streams it, before the run's events of that chunk: those
+    modes carry the whole state and each message chunk, which DuckLM's events do not.
+    They are never audited.
+    """
+
+    checkpoint_id: str | None = None
+    interrupt_before: Any = None
+    interrupt_after: Any = None
+    recursion_limit: int | None = None
+    tags: list[str] | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    watch: ChunkSink | None = None
+    watch_modes: frozenset[str] = frozenset()
 
 
 class _Run:
@@ -108,11 +132,13 @@ async def stream_run(
     context: DuckContext,
     stores: RunStores,
     checkpoint_id: str | None = None,
+    options: GraphOptions | None = None,
 ) -> AsyncIterator[Event]:
     """Run `graph` on `thread_id` as a run of `task` and yield DuckLM events, ending with `done`.
 
     With `checkpoint_id` the run starts from that earlier checkpoint instead of the
     latest (LangGraph time travel): what follows it runs again, as a fork of the thread.
+    `options` carry what a door asks of the graph beyond that (see `GraphOptions`).
 
     Never raises for a failed run: the failure is an `error` event (a message for
     people, not exception text) and a `done` with status `failed`. A cancelled run is
@@ -124,15 +150,22 @@ async def stream_run(
     """
     run = _Run(thread_id, task, stores)
     yield await _start(run)
-    configurable: dict[str, Any] = {"thread_id": thread_id}
-    if checkpoint_id is not None:
-        configurable["checkpoint_id"] = checkpoint_id
-    config: RunnableConfig = {"configurable": configurable, "run_id": run.run_uuid}
+    options = options or GraphOptions(checkpoint_id=checkpoint_id)
+    watched = options.watch_modes if options.watch is not None else frozenset()
     try:
         # The input is a dict or a Command; the graph coerces it to its input schema.
         async for mode, chunk in graph.astream(
-            cast(Any, graph_input), config, context=context, stream_mode=["custom", "updates"]
+            cast(Any, graph_input),
+            _config(run, options),
+            context=context,
+            stream_mode=sorted({"custom", "updates", *watched}),  # type: ignore[arg-type]
+            interrupt_before=options.interrupt_before,
+            interrupt_after=options.interrupt_after,
         ):
+            if mode in watched:
+                cast(ChunkSink, options.watch)(mode, chunk)
+            if mode not in ("custom", "updates"):
+                continue
             for item in _translate(run, mode, chunk):
                 yield run.note(item["type"], item)
     except asyncio.CancelledError:
@@ -145,6 +178,20 @@ async def stream_run(
         run.status, run.error = "failed", await describe_failure(exc, context.settings)
         yield run.note("error", {"message": run.error, "fatal": True})
     yield await _finish(run)
+
+
+def _config(run: _Run, options: GraphOptions) -> RunnableConfig:
+    configurable: dict[str, Any] = {"thread_id": run.thread_id}
+    if options.checkpoint_id is not None:
+        configurable["checkpoint_id"] = options.checkpoint_id
+    config: RunnableConfig = {"configurable": configurable, "run_id": run.run_uuid}
+    if options.metadata:
+        config["metadata"] = options.metadata
+    if options.recursion_limit is not None:
+        config["recursion_limit"] = options.recursion_limit
+    if options.tags:
+        config["tags"] = options.tags
+    return config
 
 
 async def _start(run: _Run) -> Event:

@@ -28,7 +28,7 @@ from ducklm.events import Event, RunStatus
 from ducklm.graph.builder import DuckGraph, build_graph
 from ducklm.graph.state import DuckState
 from ducklm.recovery import recover_dead_runs
-from ducklm.runner import RunStores, TaskRef, stream_run
+from ducklm.runner import GraphOptions, RunStores, TaskRef, stream_run
 from ducklm.settings import Settings, load_settings
 from ducklm.stores import (
     ApprovalRule,
@@ -144,6 +144,43 @@ class DuckLM:
         return self._new_task(
             graph_input, thread_id, task, workspace=workspace, critic=critic, memory=memory
         )
+
+    def stream_values(
+        self,
+        values: dict[str, Any],
+        *,
+        thread_id: str,
+        message: str,
+        critic: bool = True,
+        memory: bool = True,
+        options: GraphOptions | None = None,
+    ) -> AsyncIterator[Event]:
+        """Run a state input (`{"messages": [...], ...}`, as LangGraph clients send it) as a task.
+
+        `message` is the task's text (its conversation's title when new); a `workspace`
+        in `values` must already be an allowed folder (the door checks it).
+        """
+        workspace = values.get("workspace") or None
+        task = TaskRef(new_thread_id(), message, bump_conversation=True, workspace=workspace)
+        self._prefetch_embedding(message)
+        return self._stream(dict(values), thread_id, task, critic, memory, options=options)
+
+    async def stream_command(
+        self,
+        thread_id: str,
+        command: Command[Any] | None,
+        *,
+        critic: bool = True,
+        memory: bool = True,
+        options: GraphOptions | None = None,
+    ) -> AsyncIterator[Event]:
+        """Go on with the thread's latest task: a LangGraph `command`, or none (the checkpoint).
+
+        The caller has checked that the command fits the thread (a resume needs a question).
+        """
+        task = await self._task_of(thread_id)
+        async for item in self._stream(command, thread_id, task, critic, memory, options=options):
+            yield item
 
     async def run(self, message: str, **kwargs: Any) -> RunResult:
         """Like `stream`, collected into a `RunResult`."""
@@ -410,6 +447,7 @@ class DuckLM:
         memory: bool = True,
         *,
         checkpoint_id: str | None = None,
+        options: GraphOptions | None = None,
     ) -> AsyncIterator[Event]:
         # The switches reach the graph through the context node, which copies them into
         # the state when a turn starts; a resume changes them with a state update instead.
@@ -427,6 +465,7 @@ class DuckLM:
                 self._deps.conversations,
             ),
             checkpoint_id=checkpoint_id,
+            options=options,
         ):
             yield item
 

@@ -5,6 +5,14 @@ it read the answers under its own name. So every request must name a loopback (o
 allowed) host exactly (`server/hosts.py`), state-changing requests from a foreign origin
 are refused, and the API wants the bearer token or a browser session (`server/session.py`)
 plus, for a state-changing request, the CSRF header only the web chat's page can send.
+
+Two things real LangGraph clients need (agent-chat-ui, `docs/architecture.md`):
+- CORS for `DUCK_ALLOWED_ORIGINS` only (never `*`, never credentials): a page there may
+  call the API with the token in `X-Api-Key`; the browser asks first (preflight).
+- A JSON body whatever its content type when the request carries a header credential
+  and no browser `Origin` (agent-chat-ui's `/api` passthrough sends `text/plain`). A
+  cookie request keeps needing `application/json`: a cross-site form can send text/plain
+  with a cookie, never with a header.
 """
 
 from __future__ import annotations
@@ -37,6 +45,12 @@ HTML_HEADERS = (
     (b"x-frame-options", b"DENY"),
 )
 MAX_SHOWN_HOST = 80
+CORS_METHODS = b"GET, POST, PUT, PATCH, DELETE, OPTIONS"
+CORS_HEADERS = b"content-type, x-api-key, authorization"
+# The LangGraph SDK reads run ids and pages from these (as langgraph_api exposes them).
+CORS_EXPOSED = b"content-location, x-pagination-total, x-pagination-next"
+CORS_MAX_AGE = b"600"
+FOREIGN_PAGE = "requests from another site's page are refused"
 
 
 class GuardMiddleware:
@@ -63,12 +77,18 @@ class GuardMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        send = _with_security_headers(send)
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        origin = headers.get("origin")
+        cors = origin if origin is not None and _normal(origin) in self.origins else None
+        send = _with_security_headers(send, cors)
         problem = self._refusal(scope, headers)
         if problem is not None:
             await _send_error(send, *problem)
             return
+        if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
+            await _answer_preflight(send, cors)
+            return
+        scope = _json_body(scope, headers)
         length = headers.get("content-length")
         if length is not None:
             if not length.isdigit() or int(length) > self.max_body:
@@ -95,17 +115,54 @@ class GuardMiddleware:
         if scope["method"] in UNSAFE_METHODS and origin is not None:
             scheme = scope.get("scheme", "http")
             own = f"{scheme}://{host}".lower()
-            if origin.rstrip("/").lower() not in {own} | self.origins:
-                return 403, "requests from another site's page are refused"
+            if _normal(origin) not in {own} | self.origins:
+                return 403, FOREIGN_PAGE
         return None
 
 
-def _with_security_headers(send: Send) -> Send:
+def _normal(origin: str) -> str:
+    return origin.rstrip("/").lower()
+
+
+async def _answer_preflight(send: Send, cors: str | None) -> None:
+    """A CORS preflight: allowed for `DUCK_ALLOWED_ORIGINS` only, else `403`."""
+    if cors is None:
+        await _send_error(send, 403, FOREIGN_PAGE)
+        return
+    headers = [
+        (b"access-control-allow-methods", CORS_METHODS),
+        (b"access-control-allow-headers", CORS_HEADERS),
+        (b"access-control-max-age", CORS_MAX_AGE),
+        (b"content-length", b"0"),
+    ]
+    await send({"type": "http.response.start", "status": 204, "headers": headers})
+    await send({"type": "http.response.body", "body": b""})
+
+
+def _json_body(scope: Scope, headers: dict[str, str]) -> Scope:
+    """The scope with its body declared JSON, for a header-credential client off the browser.
+
+    Only with `Authorization` or `X-Api-Key` and no `Origin`: a browser page cannot add
+    either header cross-site without a preflight, so this never helps a forged form.
+    """
+    credential = headers.get("authorization") or headers.get("x-api-key")
+    content_type = headers.get("content-type", "")
+    if not credential or "origin" in headers or "json" in content_type.lower():
+        return scope
+    if scope["method"] not in UNSAFE_METHODS:
+        return scope
+    kept = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-type"]
+    return {**scope, "headers": [*kept, (b"content-type", b"application/json")]}
+
+
+def _with_security_headers(send: Send, cors: str | None = None) -> Send:
+    cors_headers = _cors_headers(cors)
+
     async def sending(message: Message) -> None:
         if message["type"] == "http.response.start":
             headers = list(message.get("headers", []))
             names = {name.lower() for name, _ in headers}
-            extra = [NOSNIFF]
+            extra = [NOSNIFF, *cors_headers]
             content_type = dict((k.lower(), v) for k, v in headers).get(b"content-type", b"")
             if content_type.startswith(b"text/html"):
                 extra.extend(HTML_HEADERS)
@@ -114,6 +171,18 @@ def _with_security_headers(send: Send) -> Send:
         await send(message)
 
     return sending
+
+
+def _cors_headers(cors: str | None) -> list[tuple[bytes, bytes]]:
+    # Every answer varies by Origin once one is allowed: a cache must not hand one
+    # origin's answer (with its Allow-Origin) to another.
+    if cors is None:
+        return []
+    return [
+        (b"access-control-allow-origin", cors.encode("latin-1")),
+        (b"access-control-expose-headers", CORS_EXPOSED),
+        (b"vary", b"Origin"),
+    ]
 
 
 async def _read_capped(receive: Receive, limit: int) -> bytes | None:

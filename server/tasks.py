@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 from ducklm.events import Event
 from ducklm.runtime import DuckLM, NotWaitingError, new_thread_id
@@ -38,13 +38,25 @@ class TaskNotFound(LookupError):
     """No task has that id."""
 
 
-class LiveTask:
-    """The events of one running task so far, and a way to follow the rest."""
+class Chunk(NamedTuple):
+    """A LangGraph stream chunk a door asked the runner for (`ducklm.runner.GraphOptions`)."""
 
-    def __init__(self, task_id: str, thread_id: str) -> None:
+    mode: str
+    data: Any
+
+
+class LiveTask:
+    """The events of one running task so far, and a way to follow the rest.
+
+    A task started with `wire=True` (the Agent Protocol door's) also keeps `wire`: its
+    events and the graph's stream chunks in the order they came.
+    """
+
+    def __init__(self, task_id: str, thread_id: str, *, wire: bool = False) -> None:
         self.task_id = task_id
         self.thread_id = thread_id
         self.events: list[Event] = []
+        self.wire: list[Event | Chunk] | None = [] if wire else None
         self.run_id = ""  # the run going on now (set from its first event)
         self.finished = asyncio.Event()
         self.runner: asyncio.Task[None] | None = None
@@ -58,7 +70,15 @@ class LiveTask:
         run, where it is recorded.
         """
         self.events.append(item)
+        if self.wire is not None:
+            self.wire.append(item)
         self._wake_followers()
+
+    def publish_chunk(self, mode: str, data: Any) -> None:
+        """Add a graph stream chunk to `wire` (a `ducklm.runner.ChunkSink`; not a coroutine)."""
+        if self.wire is not None:
+            self.wire.append(Chunk(mode, data))
+            self._wake_followers()
 
     def finish(self) -> None:
         """No more events will come."""
@@ -67,11 +87,20 @@ class LiveTask:
 
     async def follow(self, start: int = 0) -> AsyncIterator[tuple[int, Event]]:
         """`(index, event)` from `start` on, live, until the task's end."""
+        async for index, item in self._follow(self.events, start):
+            yield index, item
+
+    async def follow_wire(self) -> AsyncIterator[Event | Chunk]:
+        """Events and stream chunks (`wire`) from the start, live, until the task's end."""
+        async for _, item in self._follow(self.wire if self.wire is not None else [], 0):
+            yield item
+
+    async def _follow(self, items: list[Any], start: int) -> AsyncIterator[tuple[int, Any]]:
         index = start
         while True:
             wake = self._wake
-            while index < len(self.events):
-                yield index, self.events[index]
+            while index < len(items):
+                yield index, items[index]
                 index += 1
             if self.finished.is_set():
                 return
@@ -109,9 +138,36 @@ class TaskHub:
         """The running task of `thread_id`, if any."""
         return next((t for t in self._live.values() if t.thread_id == thread_id), None)
 
+    def is_busy(self, thread_id: str) -> bool:
+        """Whether a run (or a `claim`) holds `thread_id` in this process now."""
+        return thread_id in self._busy
+
+    async def launch(
+        self,
+        thread_id: str,
+        run: Callable[[LiveTask], AsyncIterator[Event]],
+        *,
+        new_turn: bool,
+    ) -> LiveTask:
+        """Start a run the caller builds (the Agent Protocol door's), owned like any other.
+
+        `run` gets the task's `LiveTask` (with `wire`) before the run starts, so it can
+        hand the runner `publish_chunk`; the task's id comes from the run's first event.
+        `new_turn`: the run brings a new message, refused while the thread waits.
+
+        Raises:
+            ThreadBusy: The thread runs, or (for a new turn) its last task waits.
+        """
+        if new_turn:
+            await self._take_unless_waiting(thread_id)
+        else:
+            self._take(thread_id)
+        live = LiveTask("", thread_id, wire=True)
+        return await self._launch(live, run(live))
+
     @asynccontextmanager
     async def claim(self, thread_id: str) -> AsyncIterator[None]:
-        """Hold `thread_id` for one run (the Agent Protocol door runs through this too).
+        """Hold `thread_id` for an operation that is not a run (a state update, a delete).
 
         Raises:
             ThreadBusy: Another run holds it.
@@ -150,7 +206,7 @@ class TaskHub:
             memory=memory,
             task_id=task_id,
         )
-        return await self._launch(task_id, thread_id, events)
+        return await self._launch(LiveTask(task_id, thread_id), events)
 
     async def resume(
         self,
@@ -182,7 +238,7 @@ class TaskHub:
             self._busy.discard(task.thread_id)
             raise
         events = self._duck.resume(task.thread_id, decisions, critic=critic, memory=memory)
-        return await self._launch(task_id, task.thread_id, events)
+        return await self._launch(LiveTask(task_id, task.thread_id), events)
 
     async def continue_task(self, task_id: str) -> LiveTask:
         """Go on with a task whose run stopped without a question (its process died).
@@ -199,7 +255,8 @@ class TaskHub:
         except BaseException:
             self._busy.discard(task.thread_id)
             raise
-        return await self._launch(task_id, task.thread_id, self._duck.continue_run(task.thread_id))
+        events = self._duck.continue_run(task.thread_id)
+        return await self._launch(LiveTask(task_id, task.thread_id), events)
 
     async def password(self, task_id: str, password: str | None) -> LiveTask:
         """Give (or, with `None`, refuse) the sudo password `task_id` waits for.
@@ -223,7 +280,7 @@ class TaskHub:
             events = self._duck.cancel_password(task.thread_id)
         else:
             events = self._duck.provide_password(task.thread_id, password)
-        return await self._launch(task_id, task.thread_id, events)
+        return await self._launch(LiveTask(task_id, task.thread_id), events)
 
     async def cancel(self, task_id: str) -> str:
         """Stop a running task or give up one that waits; returns the new status.
@@ -312,23 +369,23 @@ class TaskHub:
             raise NotWaitingError(f"task {task_id!r} is not waiting for an answer ({task.status})")
         return task
 
-    async def _launch(self, task_id: str, thread_id: str, events: AsyncIterator[Event]) -> LiveTask:
+    async def _launch(self, live: LiveTask, events: AsyncIterator[Event]) -> LiveTask:
         # The run is recorded before its first event. Another server on the same database
         # may hold the thread (the busy set only sees this process): that must be a
         # refusal the client gets (409), not a run that fails in the background.
         try:
             first = await anext(events)
         except ThreadRunning as exc:
-            self._busy.discard(thread_id)
+            self._busy.discard(live.thread_id)
             raise ThreadBusy(str(exc)) from None
         except BaseException:
-            self._busy.discard(thread_id)
+            self._busy.discard(live.thread_id)
             raise
-        live = LiveTask(task_id, thread_id)
+        live.task_id = str(first.get("task_id") or live.task_id)
         live.run_id = str(first.get("run_id", ""))
-        self._live[task_id] = live
+        self._live[live.task_id] = live
         live.runner = asyncio.create_task(
-            self._drive(live, _after(first, events)), name=f"ducklm-task-{task_id}"
+            self._drive(live, _after(first, events)), name=f"ducklm-task-{live.task_id}"
         )
         return live
 

@@ -1,10 +1,10 @@
 """The Agent Protocol door: the open subset of the LangGraph Server API over DuckLM's graph.
 
-The official `langgraph-sdk` client and agent-chat-ui talk to DuckLM's own server and its
-SQLite checkpointer through it. Include it with `app.include_router(...)`: its lifespan
-(merged into the app's, inside it) opens the door's thread table on `app.state.duck`
-and cancels the door's runs at shutdown. The app adds authentication and Host/Origin
-checks; runs take their thread through `app.state.hub.claim`.
+The official `langgraph-sdk` client and agent-chat-ui talk to DuckLM's own server through
+it. It is a wire adapter: its runs are tasks of the server's hub (`ducklm.server.tasks`)
+run by DuckLM's runner, like `/v1`'s, and its threads are DuckLM's conversations. Include
+it with `app.include_router(...)`: its lifespan (merged into the app's, inside it) opens
+the door's metadata table on `app.state.duck`. The app adds authentication and checks.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from fastapi import APIRouter, Depends, FastAPI
 
 from ducklm.server.agent_protocol import assistants, runs, state, threads
 from ducklm.server.agent_protocol.deps import Door
-from ducklm.server.agent_protocol.execution import ActiveRuns
 from ducklm.server.agent_protocol.store import ThreadStore
 from ducklm.server.deps import single_query_values
 from ducklm.server.responses import GUARDED, errors
@@ -29,7 +28,7 @@ TAG = "agent protocol"
 
 
 def agent_protocol_router() -> APIRouter:
-    """The door's routes, with the lifespan that opens and closes its state."""
+    """The door's routes, with the lifespan that opens its state."""
     router = APIRouter(
         lifespan=_lifespan,
         tags=[TAG],
@@ -44,15 +43,7 @@ def agent_protocol_router() -> APIRouter:
 
 @asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    # The runs are the hub's: the app's lifespan cancels them at shutdown.
     threads_store = await ThreadStore.open(app.state.duck.database)
-    door = Door(
-        threads=threads_store,
-        runs=ActiveRuns(threads_store),
-        started_at=time.time(),
-        version=VERSION,
-    )
-    app.state.agent_protocol = door
-    try:
-        yield
-    finally:
-        await door.runs.aclose()
+    app.state.agent_protocol = Door(threads=threads_store, started_at=time.time(), version=VERSION)
+    yield

@@ -1,35 +1,24 @@
 """`/info` and the one assistant: the graph `ducklm`.
 
-The assistant id is derived from the graph id the way the LangGraph server derives its
-system assistants' ids, so DuckLM's server and `langgraph dev` name the same assistant.
+Its ids are in `identity.py`.
 """
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import langgraph.version
 from fastapi import APIRouter, HTTPException
 
 from ducklm.server.agent_protocol.deps import DoorDep
+from ducklm.server.agent_protocol.identity import ALIASES, ASSISTANT_ID, GRAPH_ID, is_assistant
 from ducklm.server.agent_protocol.responses import Assistant, Info
 from ducklm.server.agent_protocol.schemas import AssistantSearch
 from ducklm.server.agent_protocol.views import iso_time
 from ducklm.server.agent_protocol.wire import WireResponse
 from ducklm.server.responses import errors
 
-GRAPH_ID = "ducklm"
-# langgraph_api.graph.NAMESPACE_GRAPH: system assistant id = uuid5(namespace, graph_id).
-NAMESPACE_GRAPH = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
-ASSISTANT_ID = str(uuid.uuid5(NAMESPACE_GRAPH, GRAPH_ID))
-
 router = APIRouter()
-
-
-def is_assistant(assistant_id: str) -> bool:
-    """Whether runs may name `assistant_id`: the assistant's UUID or the graph id."""
-    return assistant_id.lower() in (ASSISTANT_ID, GRAPH_ID)
 
 
 def assistant(created_at: float) -> dict[str, Any]:
@@ -66,7 +55,7 @@ async def search_assistants(body: AssistantSearch, door: DoorDep) -> WireRespons
     """The assistant, if it matches the filters."""
     found = assistant(door.started_at)
     matches = (
-        (body.graph_id is None or body.graph_id == GRAPH_ID)
+        (body.graph_id is None or body.graph_id in ALIASES)
         and (body.name is None or body.name.lower() in GRAPH_ID)
         and all(found["metadata"].get(k) == v for k, v in (body.metadata or {}).items())
     )
@@ -80,3 +69,6 @@ async def get_assistant(assistant_id: str, door: DoorDep) -> WireResponse:
     if not is_assistant(assistant_id):
         raise HTTPException(404, f"assistant {assistant_id} not found")
     return WireResponse(assistant(door.started_at))
+
+
+__all__ = ["ALIASES", "ASSISTANT_ID", "GRAPH_ID", "assistant", "is_assistant", "router"]

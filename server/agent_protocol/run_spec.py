@@ -2,6 +2,9 @@
 
 - an unknown assistant is `404`, an unknown thread `404` (unless `if_not_exists: create`);
 - a resume while the thread waits for nothing is `409`, and a thread-less resume `400`;
+- new input while the thread waits at a question is `409`, as a new `/v1` message is:
+  agent-chat-ui answers a pending tool call with a made-up "Successfully handled tool
+  call." message when the person types on, which must not pass for an answer;
 - `context` carries DuckLM's switches (`critic`, `memory`); on a resume they change the
   paused turn with a state update, as `DuckLM.resume` does;
 - a `workspace` in the input or the command's update must be an allowed folder
@@ -17,13 +20,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi import HTTPException
-from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
-from ducklm.context import DuckContext
+from ducklm.runner import GraphOptions
 from ducklm.runtime import DuckLM
-from ducklm.server.agent_protocol.assistants import ASSISTANT_ID, GRAPH_ID, is_assistant
+from ducklm.server.agent_protocol.catalog import GRAPH_METADATA, create_thread, find_thread
 from ducklm.server.agent_protocol.deps import Door
+from ducklm.server.agent_protocol.identity import GRAPH_ID, is_assistant
 from ducklm.server.agent_protocol.schemas import RunCommand, RunCreate, StreamMode
 from ducklm.server.agent_protocol.workspace import allowed_values
 from ducklm.tools.hitl import is_password_request
@@ -31,25 +34,30 @@ from ducklm.tools.hitl import is_password_request
 NOT_WAITING = "thread {thread_id} is not waiting for an answer: there is nothing to resume"
 RESUME_NEEDS_THREAD = "You must provide a thread_id when resuming."
 EMPTY_PASSWORD = "the password is empty"
+HUMAN = frozenset({"human", "user"})
+WAITING = (
+    "thread {thread_id} waits for an answer to its question{about}: approve, edit or reject "
+    "it (command.resume) before sending a new message"
+)
 
 
 @dataclass(frozen=True)
 class RunSpec:
     """Everything one run needs, checked and resolved by the route."""
 
-    run_id: str
     thread_id: str
-    graph_input: Any
-    """A dict, a `Command`, or `None` (go on from the checkpoint)."""
-    config: RunnableConfig
-    context: DuckContext
+    values: dict[str, Any] | None
+    """A state input: the run is a new task (a new turn of the conversation)."""
+    command: Command[Any] | None
+    """Without `values`: a command for the latest task, or `None` (go on from the checkpoint)."""
+    message: str
+    """The new task's text (the conversation's title when it is new)."""
+    critic: bool
+    memory: bool
+    options: GraphOptions
     stream_modes: tuple[StreamMode, ...]
-    interrupt_before: Any = None
-    interrupt_after: Any = None
     temporary: bool = False
-    """A thread-less run: its checkpoints are deleted when it ends."""
-    metadata: dict[str, Any] | None = None
-    """Merged into the thread's metadata when the run starts."""
+    """A thread-less run: its thread is deleted when it ends."""
 
 
 async def thread_run(
@@ -62,14 +70,15 @@ async def thread_run(
 ) -> RunSpec:
     """The run of `body` on `thread_id`; creates the thread if asked to."""
     _check_assistant(body.assistant_id)
-    metadata = {"graph_id": GRAPH_ID, "assistant_id": ASSISTANT_ID}
-    if await door.threads.get(thread_id) is None:
+    if await find_thread(thread_id, duck, door.threads) is None:
         if body.if_not_exists != "create":
             raise HTTPException(404, f"Thread with ID {thread_id} not found")
         _check_uuid(thread_id)
-        await door.threads.create(thread_id, {**metadata, **(body.metadata or {})})
-    graph_input = await _graph_input(body, thread_id, duck)
-    return _spec(body, thread_id, graph_input, modes, duck, metadata=metadata)
+        await create_thread(thread_id, {}, duck, door.threads)
+    elif body.input is not None:
+        await _check_not_waiting(body.input, thread_id, duck)
+    await door.threads.merge(thread_id, {**(body.metadata or {}), **GRAPH_METADATA})
+    return await _spec(body, thread_id, modes, duck)
 
 
 async def stateless_run(
@@ -82,74 +91,76 @@ async def stateless_run(
     thread_id = str(uuid.uuid4())
     keep = body.on_completion == "keep"
     if keep:
-        metadata = {"graph_id": GRAPH_ID, "assistant_id": ASSISTANT_ID, **(body.metadata or {})}
-        await door.threads.create(thread_id, metadata)
-    graph_input = await _graph_input(body, thread_id, duck)
-    return _spec(body, thread_id, graph_input, modes, duck, temporary=not keep)
+        metadata = {**GRAPH_METADATA, **(body.metadata or {})}
+        await create_thread(thread_id, metadata, duck, door.threads)
+    return await _spec(body, thread_id, modes, duck, temporary=not keep)
 
 
-def _spec(
+async def _spec(
     body: RunCreate,
     thread_id: str,
-    graph_input: Any,
     modes: tuple[StreamMode, ...],
     duck: DuckLM,
     *,
-    metadata: dict[str, Any] | None = None,
     temporary: bool = False,
 ) -> RunSpec:
-    run_id = uuid.uuid4()
+    values, command = None, None
+    if body.command is None:
+        values = await allowed_values(body.input, duck.settings)
+    else:
+        command = await _command(body.command, body, thread_id, duck)
     switches = body.context
-    context = duck.context.for_run(
+    return RunSpec(
+        thread_id=thread_id,
+        values=values,
+        command=command,
+        message=message_text(values),
         critic=switches is None or switches.critic is not False,
         memory=switches is None or switches.memory is not False,
-    )
-    return RunSpec(
-        run_id=str(run_id),
-        thread_id=thread_id,
-        graph_input=graph_input,
-        config=_config(body, thread_id, run_id),
-        context=context,
+        options=_options(body),
         stream_modes=modes,
+        temporary=temporary,
+    )
+
+
+def _options(body: RunCreate) -> GraphOptions:
+    return GraphOptions(
+        checkpoint_id=body.checkpoint_id
+        or (body.checkpoint.checkpoint_id if body.checkpoint else None),
         interrupt_before=body.interrupt_before,
         interrupt_after=body.interrupt_after,
-        temporary=temporary,
-        metadata=metadata,
+        recursion_limit=body.config.recursion_limit if body.config else None,
+        tags=body.config.tags if body.config else None,
+        metadata={**(body.metadata or {}), **GRAPH_METADATA},
     )
 
 
-def _config(body: RunCreate, thread_id: str, run_id: uuid.UUID) -> RunnableConfig:
-    configurable: dict[str, Any] = {"thread_id": thread_id}
-    checkpoint_id = body.checkpoint_id or (
-        body.checkpoint.checkpoint_id if body.checkpoint else None
-    )
-    if checkpoint_id:
-        configurable.update(checkpoint_id=checkpoint_id, checkpoint_ns="")
-    config: RunnableConfig = {
-        "configurable": configurable,
-        "run_id": run_id,
-        "metadata": {
-            **(body.metadata or {}),
-            "graph_id": GRAPH_ID,
-            "assistant_id": ASSISTANT_ID,
-        },
-    }
-    if body.config and body.config.recursion_limit:
-        config["recursion_limit"] = body.config.recursion_limit
-    if body.config and body.config.tags:
-        config["tags"] = body.config.tags
-    return config
-
-
-async def _graph_input(body: RunCreate, thread_id: str, duck: DuckLM) -> Any:
-    if body.command is None:
-        return await allowed_values(body.input, duck.settings)
-    command = body.command
+async def _command(command: RunCommand, body: RunCreate, thread_id: str, duck: DuckLM) -> Any:
     resume = command.resume
     if resume is not None:
         resume = await _checked_resume(resume, thread_id, duck)
     update = await allowed_values(_update(command, body), duck.settings)
     return Command(resume=resume, update=update, goto=command.goto or ())
+
+
+def message_text(values: dict[str, Any] | None) -> str:
+    """The text of the input's last human message, as DuckLM's task records it."""
+    messages = (values or {}).get("messages")
+    if isinstance(messages, (dict, str)):
+        messages = [messages]
+    for item in reversed(messages if isinstance(messages, list) else []):
+        if isinstance(item, str):
+            return item
+        if isinstance(item, dict) and item.get("type", item.get("role")) in HUMAN:
+            return _text(item.get("content"))
+    return ""
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    blocks = content if isinstance(content, list) else []
+    return " ".join(b.get("text", "") for b in blocks if isinstance(b, dict)).strip()
 
 
 async def _checked_resume(resume: Any, thread_id: str, duck: DuckLM) -> Any:
@@ -163,6 +174,31 @@ async def _checked_resume(resume: Any, thread_id: str, duck: DuckLM) -> Any:
             raise HTTPException(422, EMPTY_PASSWORD)
         return {"password_token": duck.context.vault.put(password)}
     return resume
+
+
+async def _check_not_waiting(values: dict[str, Any], thread_id: str, duck: DuckLM) -> None:
+    snapshot = await duck.graph.aget_state({"configurable": {"thread_id": thread_id}})
+    if not snapshot.interrupts:
+        return
+    pending = {c["id"]: c["name"] for c in _last_tool_calls(snapshot.values)}
+    answered = [pending[i] for i in _tool_answers(values) if i in pending]
+    about = f" (the {answered[0]} call this input pretends to answer)" if answered else ""
+    raise HTTPException(409, WAITING.format(thread_id=thread_id, about=about))
+
+
+def _last_tool_calls(values: dict[str, Any]) -> list[dict[str, Any]]:
+    messages = values.get("messages") or []
+    return list(getattr(messages[-1], "tool_calls", None) or []) if messages else []
+
+
+def _tool_answers(values: dict[str, Any]) -> list[str]:
+    """The tool call ids the input's tool messages claim to answer."""
+    messages = values.get("messages") if isinstance(values, dict) else None
+    found = []
+    for item in messages if isinstance(messages, list) else []:
+        if isinstance(item, dict) and item.get("type", item.get("role")) == "tool":
+            found.append(str(item.get("tool_call_id")))
+    return found
 
 
 def _update(command: RunCommand, body: RunCreate) -> Any:

@@ -147,9 +147,11 @@ class RunCreate(Body):
     on_completion: Literal["delete", "keep"] = "delete"
 
     @model_validator(mode="after")
-    def _input_or_command(self) -> RunCreate:
-        if self.input is not None and self.command is not None:
-            raise ValueError("send either input or command, not both")
+    def _command_wins(self) -> RunCreate:
+        # agent-chat-ui resumes with `{"input": {}, "command": {...}}`; LangGraph's server
+        # runs the command and ignores the input, so this door does too.
+        if self.command is not None:
+            self.input = None
         return self
 
     def stream_modes(self) -> tuple[StreamMode, ...]:

@@ -1,8 +1,10 @@
-"""The Agent Protocol's threads: which exist, when, their metadata, their last failure.
+"""The Agent Protocol's thread metadata: what LangGraph clients keep on a thread.
 
-Values and interrupts are not copied here: they are read from the checkpointer, which
-stays the one source of a thread's state. The table lives in DuckLM's own database
-(SQLite or PostgreSQL, `ducklm.stores.db`).
+A thread is a DuckLM conversation (`ducklm.stores.conversations`): its existence, times
+and title live there, its runs in DuckLM's tasks and runs, its state in the checkpointer.
+This table keeps only the one thing LangGraph clients need that DuckLM has no column
+for: the thread's metadata (`POST /threads {"metadata"}`, `PATCH`, and
+`POST /threads/search {"metadata": ...}`, which agent-chat-ui lists its threads by).
 """
 
 from __future__ import annotations
@@ -19,35 +21,24 @@ CREATE TABLE IF NOT EXISTS ap_threads (
     thread_id  TEXT PRIMARY KEY,
     created_at REAL NOT NULL,
     updated_at REAL NOT NULL,
-    metadata   TEXT NOT NULL DEFAULT '{}',
-    error      TEXT
+    metadata   TEXT NOT NULL DEFAULT '{}'
 );
 """
-_COLUMNS = "thread_id, created_at, updated_at, metadata, error"
 
 
 @dataclass(frozen=True)
 class ThreadRecord:
-    """A thread as stored."""
+    """A thread as the door shows it: the conversation's times with the client's metadata."""
 
     thread_id: str
     created_at: float
     updated_at: float
     metadata: dict[str, Any]
     """The client's metadata, plus `graph_id` and `assistant_id` once a run used it."""
-    error: dict[str, Any] | None
-    """How the last run failed (`{"error", "message"}`), or `None`."""
-
-    @classmethod
-    def from_row(cls, row: Any) -> ThreadRecord:
-        """Build from a `SELECT` of `_COLUMNS`."""
-        thread_id, created_at, updated_at, metadata, error = row
-        failure = None if error is None else json.loads(error)
-        return cls(thread_id, created_at, updated_at, json.loads(metadata), failure)
 
 
 class ThreadStore:
-    """The `ap_threads` table."""
+    """The `ap_threads` table: metadata by thread id."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -58,69 +49,43 @@ class ThreadStore:
         await db.create_tables(SCHEMA)
         return cls(db)
 
-    async def create(self, thread_id: str, metadata: dict[str, Any]) -> ThreadRecord | None:
-        """Add a thread; `None` when `thread_id` already exists."""
+    async def create(self, thread_id: str, metadata: dict[str, Any]) -> bool:
+        """Give a new thread its metadata; `False` when it already has some."""
         now = time.time()
         inserted = await self._db.execute(
             "INSERT INTO ap_threads (thread_id, created_at, updated_at, metadata) "
             "VALUES (?, ?, ?, ?) ON CONFLICT (thread_id) DO NOTHING",
             (thread_id, now, now, json.dumps(metadata)),
         )
-        if inserted == 0:
-            return None
-        return ThreadRecord(thread_id, now, now, metadata, None)
+        return inserted > 0
 
-    async def get(self, thread_id: str) -> ThreadRecord | None:
-        """The thread `thread_id`, or `None`."""
+    async def get(self, thread_id: str) -> dict[str, Any] | None:
+        """The metadata of `thread_id`, or `None` when it has none stored."""
         row = await self._db.fetchone(
-            f"SELECT {_COLUMNS} FROM ap_threads WHERE thread_id = ?", (thread_id,)
+            "SELECT metadata FROM ap_threads WHERE thread_id = ?", (thread_id,)
         )
-        return ThreadRecord.from_row(row) if row else None
+        return dict(json.loads(row[0])) if row else None
 
-    async def list(self) -> list[ThreadRecord]:
-        """Every thread, most recently updated first."""
-        rows = await self._db.fetchall(
-            f"SELECT {_COLUMNS} FROM ap_threads ORDER BY updated_at DESC"
-        )
-        return [ThreadRecord.from_row(row) for row in rows]
+    async def all(self) -> dict[str, dict[str, Any]]:
+        """Every stored metadata, by thread id."""
+        rows = await self._db.fetchall("SELECT thread_id, metadata FROM ap_threads")
+        return {thread_id: json.loads(metadata) for thread_id, metadata in rows}
 
-    async def update(
-        self,
-        thread_id: str,
-        *,
-        metadata: dict[str, Any] | None = None,
-        error: dict[str, Any] | None = None,
-        set_error: bool = False,
-    ) -> ThreadRecord | None:
-        """Merge `metadata` into the thread's, set `error` if `set_error`, touch `updated_at`.
-
-        Returns:
-            The thread as updated, or `None` when it does not exist.
-        """
+    async def merge(self, thread_id: str, metadata: dict[str, Any]) -> dict[str, Any]:
+        """Merge `metadata` into the thread's (creating its row); returns the result."""
         async with self._db.transaction():
             # Read-merge-write: the thread's lock keeps another server's merge out between.
             await self._db.serialize(f"ap_threads:{thread_id}")
-            row = await self._db.fetchone(
-                f"SELECT {_COLUMNS} FROM ap_threads WHERE thread_id = ?", (thread_id,)
-            )
-            if row is None:
-                return None
-            record = ThreadRecord.from_row(row)
-            merged = {**record.metadata, **(metadata or {})}
-            kept_error = error if set_error else record.error
+            merged = {**(await self.get(thread_id) or {}), **metadata}
             now = time.time()
             await self._db.execute(
-                "UPDATE ap_threads SET updated_at = ?, metadata = ?, error = ? WHERE thread_id = ?",
-                (now, json.dumps(merged), _json_or_null(kept_error), thread_id),
+                "INSERT INTO ap_threads (thread_id, created_at, updated_at, metadata) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (thread_id) DO UPDATE SET "
+                "metadata = excluded.metadata, updated_at = excluded.updated_at",
+                (thread_id, now, now, json.dumps(merged)),
             )
-        return ThreadRecord(thread_id, record.created_at, now, merged, kept_error)
+        return merged
 
-    async def delete(self, thread_id: str) -> bool:
-        """Forget `thread_id`; `False` when it did not exist."""
-        return (
-            await self._db.execute("DELETE FROM ap_threads WHERE thread_id = ?", (thread_id,)) > 0
-        )
-
-
-def _json_or_null(value: dict[str, Any] | None) -> str | None:
-    return None if value is None else json.dumps(value)
+    async def delete(self, thread_id: str) -> None:
+        """Forget the metadata of `thread_id`."""
+        await self._db.execute("DELETE FROM ap_threads WHERE thread_id = ?", (thread_id,))

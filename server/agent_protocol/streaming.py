@@ -1,16 +1,17 @@
-"""The graph's stream as the LangGraph server sends it (`langgraph_api/stream.py`).
+"""A run's DuckLM events and graph chunks as the LangGraph server streams them.
 
-Event names and payloads:
+The run is a hub task (`execution.py`); this module only maps what it publishes
+(`LiveTask.follow_wire`) to the LangGraph server's events (`langgraph_api/stream.py`):
 
-- `metadata`: `{"run_id", "attempt"}`, first.
-- `values`: the whole state after each step; at an interrupt, the state plus
-  `"__interrupt__": [{"value", "id", "response_schema"}]` (LangGraph adds it itself).
-- `updates`: `{node: update}` per step, `{"__interrupt__": [...]}` at an interrupt.
-- `messages` (mode `messages-tuple`): `[message chunk, metadata]` per token.
+- `metadata`: `{"run_id", "attempt"}`, first; `run_id` is the DuckLM run's.
+- `values`, `updates`: the graph's own chunks of those modes, untouched (the state after
+  each step; `{node: update}`; at a question `__interrupt__`, as LangGraph adds it).
+- `messages` (mode `messages-tuple`): `[message chunk, metadata]` per token, the graph's.
 - `messages/metadata`, `messages/partial`, `messages/complete` (mode `messages`): the
-  message so far, accumulated per message id.
-- `custom`: whatever nodes write to the stream writer: DuckLM's events.
-- `error`: `{"error", "message"}`, the message for people; the stream then ends.
+  message so far, accumulated per message id from the same chunks.
+- `custom`: every DuckLM event of the run (`ducklm/events.py`), stamped by the runner
+  with `task_id`, `run_id` and (audited ones) `seq`: from `run_started` to `done`.
+- `error`: the runner's fatal `error` event as `{"error", "message"}`; then the end.
 
 The stream ends without an `end` event, as the LangGraph server's does.
 """
@@ -18,22 +19,22 @@ The stream ends without an `end` event, as the LangGraph server's does.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, NamedTuple, cast
 
 from langchain_core.messages import BaseMessage, BaseMessageChunk, message_chunk_to_message
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from ducklm.graph.builder import DuckGraph
+from ducklm.events import Event
 from ducklm.server.agent_protocol.run_spec import RunSpec
-from ducklm.server.agent_protocol.wire import dumps, error_payload
-
-log = logging.getLogger(__name__)
+from ducklm.server.agent_protocol.schemas import StreamMode
+from ducklm.server.agent_protocol.wire import dumps
+from ducklm.server.tasks import Chunk, LiveTask
 
 INTERRUPT = "__interrupt__"
 KEEPALIVE_S = 5.0
 """`runs/wait` sends a newline this often while it waits, so proxies keep the connection."""
+FAILED = "RunFailed"
 
 
 class WireEvent(NamedTuple):
@@ -45,31 +46,56 @@ class WireEvent(NamedTuple):
     """Whether the payload carries `__interrupt__` (what `runs/wait` returns)."""
 
 
-async def graph_events(graph: DuckGraph, spec: RunSpec) -> AsyncIterator[WireEvent]:
-    """Run `spec` to its end and yield its events; a failure is an `error` event."""
-    yield _encode("metadata", {"run_id": spec.run_id, "attempt": 1})
-    modes = {"messages" if m.startswith("messages") else m for m in spec.stream_modes}
-    messages = _Messages() if "messages" in spec.stream_modes else None
+def graph_modes(modes: tuple[StreamMode, ...]) -> frozenset[str]:
+    """The graph stream modes the runner must hand over for `modes` (`custom` is events)."""
+    wanted = {"messages" if m.startswith("messages") else m for m in modes}
+    return frozenset(wanted - {"custom"})
+
+
+async def wire_events(
+    live: LiveTask, spec: RunSpec, *, cancel_on_disconnect: bool
+) -> AsyncIterator[WireEvent]:
+    """The run's events for one client, until the run ends or the client leaves.
+
+    A client that leaves stops following; with `cancel_on_disconnect` it also cancels
+    the run (the runner records it as cancelled).
+    """
+    yield _encode("metadata", {"run_id": live.run_id, "attempt": 1})
+    mapper = _Mapper(spec.stream_modes)
+    ended = False
     try:
-        async for mode, chunk in graph.astream(
-            cast(Any, spec.graph_input),
-            spec.config,
-            context=spec.context,
-            stream_mode=sorted(modes),  # type: ignore[arg-type]  # literals, checked by schema
-            interrupt_before=spec.interrupt_before,
-            interrupt_after=spec.interrupt_after,
-        ):
-            if mode != "messages":
-                yield _encode(mode, chunk)
-                continue
-            if "messages-tuple" in spec.stream_modes:
-                yield _encode("messages", chunk)
-            if messages is not None:
-                for name, payload in messages.add(cast(Any, chunk)):
-                    yield _encode(name, payload)
-    except Exception as exc:  # reported to the client as an event, never raised at it
-        log.exception("agent protocol run %s on thread %s failed", spec.run_id, spec.thread_id)
-        yield _encode("error", error_payload(exc))
+        async for item in live.follow_wire():
+            for name, payload in mapper.map(item):
+                yield _encode(name, payload)
+        ended = True
+    finally:
+        if cancel_on_disconnect and not ended and live.runner is not None:
+            live.runner.cancel()
+
+
+class _Mapper:
+    """One stream's mapping from the run's items to LangGraph events."""
+
+    def __init__(self, modes: tuple[StreamMode, ...]) -> None:
+        self._modes = modes
+        self._messages = _Messages() if "messages" in modes else None
+
+    def map(self, item: Event | Chunk) -> Iterator[tuple[str, Any]]:
+        if isinstance(item, Chunk):
+            yield from self._chunk(item)
+        elif item.get("type") == "error" and item.get("fatal"):
+            yield "error", {"error": FAILED, "message": item.get("message", "")}
+        elif "custom" in self._modes:
+            yield "custom", item
+
+    def _chunk(self, chunk: Chunk) -> Iterator[tuple[str, Any]]:
+        if chunk.mode != "messages":
+            yield chunk.mode, chunk.data
+            return
+        if "messages-tuple" in self._modes:
+            yield "messages", chunk.data
+        if self._messages is not None:
+            yield from self._messages.add(cast(Any, chunk.data))
 
 
 def sse_response(events: AsyncIterator[WireEvent], headers: dict[str, str]) -> EventSourceResponse:

@@ -1,7 +1,7 @@
 """`/threads`: create, get, update metadata, delete, search.
 
-A thread's values, status and interrupts are read from the checkpointer each time; the
-door's table holds only what LangGraph does not: creation time, metadata, last failure.
+A thread is a DuckLM conversation (`catalog.py`): values, status and interrupts are read
+from the checkpointer and DuckLM's tasks each time; the door's table holds metadata only.
 """
 
 from __future__ import annotations
@@ -12,19 +12,12 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Response
 
-from ducklm.runtime import DuckLM
-from ducklm.server.agent_protocol.deps import (
-    Door,
-    DoorDep,
-    DuckDep,
-    HubDep,
-    ThreadClaims,
-    ThreadDep,
-)
+from ducklm.server.agent_protocol.catalog import all_threads, create_thread, find_thread, load_view
+from ducklm.server.agent_protocol.deps import DoorDep, DuckDep, HubDep, ThreadDep
+from ducklm.server.agent_protocol.identity import ALIASES, GRAPH_ID
 from ducklm.server.agent_protocol.responses import SelectedThread, Thread
 from ducklm.server.agent_protocol.schemas import ThreadCreate, ThreadPatch, ThreadSearch
 from ducklm.server.agent_protocol.store import ThreadRecord
-from ducklm.server.agent_protocol.views import thread_view
 from ducklm.server.agent_protocol.wire import WireResponse, dumps
 from ducklm.server.responses import errors
 from ducklm.server.tasks import ThreadBusy
@@ -35,37 +28,22 @@ ALREADY_EXISTS = "Thread with ID {thread_id} already exists"
 BUSY = "thread {thread_id} is running; wait for its run to end"
 
 
-async def load_view(
-    record: ThreadRecord, duck: DuckLM, door: Door, hub: ThreadClaims
-) -> dict[str, Any]:
-    """The thread as the LangGraph server shows it, state read from the checkpointer.
-
-    It is busy while a run of this door or of `/v1` holds it.
-    """
-    thread_id = record.thread_id
-    snapshot = await duck.graph.aget_state({"configurable": {"thread_id": thread_id}})
-    running = door.runs.is_running(thread_id) or hub.live_in(thread_id) is not None
-    return thread_view(record, snapshot, running=running)
-
-
 @router.post("/threads", response_model=Thread, responses=errors(409))
-async def create_thread(
-    body: ThreadCreate, duck: DuckDep, door: DoorDep, hub: HubDep
-) -> WireResponse:
+async def create(body: ThreadCreate, duck: DuckDep, door: DoorDep, hub: HubDep) -> WireResponse:
     """A new thread (a random id unless given); `if_exists: do_nothing` returns the old one."""
     thread_id = str(body.thread_id or uuid.uuid4())
-    record = await door.threads.create(thread_id, body.metadata or {})
+    record = await create_thread(thread_id, body.metadata or {}, duck, door.threads)
     if record is None:
-        record = await door.threads.get(thread_id)
+        record = await find_thread(thread_id, duck, door.threads)
         if body.if_exists == "raise" or record is None:
             raise HTTPException(409, ALREADY_EXISTS.format(thread_id=thread_id))
-    return WireResponse(await load_view(record, duck, door, hub))
+    return WireResponse(await load_view(record, duck, hub))
 
 
 @router.get("/threads/{thread_id}", response_model=Thread, responses=errors(404))
-async def get_thread(thread: ThreadDep, duck: DuckDep, door: DoorDep, hub: HubDep) -> WireResponse:
+async def get_thread(thread: ThreadDep, duck: DuckDep, hub: HubDep) -> WireResponse:
     """One thread."""
-    return WireResponse(await load_view(thread, duck, door, hub))
+    return WireResponse(await load_view(thread, duck, hub))
 
 
 @router.patch("/threads/{thread_id}", response_model=Thread, responses=errors(404))
@@ -73,15 +51,14 @@ async def patch_thread(
     thread: ThreadDep, body: ThreadPatch, duck: DuckDep, door: DoorDep, hub: HubDep
 ) -> WireResponse:
     """Merge metadata into the thread's."""
-    record = await door.threads.update(thread.thread_id, metadata=body.metadata)
-    if record is None:  # deleted meanwhile
-        raise HTTPException(404, f"Thread with ID {thread.thread_id} not found")
-    return WireResponse(await load_view(record, duck, door, hub))
+    merged = await door.threads.merge(thread.thread_id, {**thread.metadata, **body.metadata})
+    record = ThreadRecord(thread.thread_id, thread.created_at, thread.updated_at, merged)
+    return WireResponse(await load_view(record, duck, hub))
 
 
 @router.delete("/threads/{thread_id}", status_code=204, responses=errors(404, 409))
 async def delete_thread(thread: ThreadDep, duck: DuckDep, door: DoorDep, hub: HubDep) -> Response:
-    """Delete the thread, its checkpoints and DuckLM's records of it; `409` while it runs."""
+    """Delete the thread: the conversation, its checkpoints and records; `409` while it runs."""
     try:
         async with hub.claim(thread.thread_id):
             await duck.forget_thread(thread.thread_id)  # as deleting a conversation does
@@ -96,8 +73,8 @@ async def search_threads(
     body: ThreadSearch, duck: DuckDep, door: DoorDep, hub: HubDep
 ) -> WireResponse:
     """Threads matching ids, metadata, values and status; sorted and paged."""
-    records = [r for r in await door.threads.list() if _matches(r, body)]
-    views = [await load_view(r, duck, door, hub) for r in records]
+    records = [r for r in await all_threads(duck, door.threads) if _matches(r, body)]
+    views = [await load_view(r, duck, hub) for r in records]
     views = [v for v in views if _state_matches(v, body)]
     reverse = body.sort_order.lower() == "desc"
     views.sort(key=lambda v: v[body.sort_by], reverse=reverse)
@@ -113,7 +90,14 @@ async def search_threads(
 def _matches(record: ThreadRecord, body: ThreadSearch) -> bool:
     if body.ids is not None and record.thread_id not in body.ids:
         return False
-    return body.metadata is None or contains(record.metadata, body.metadata)
+    return body.metadata is None or contains(record.metadata, _aliased(body.metadata))
+
+
+def _aliased(metadata: dict[str, Any]) -> dict[str, Any]:
+    # agent-chat-ui lists threads by its assistant id (`agent` by default) as graph_id.
+    if metadata.get("graph_id") in ALIASES:
+        return {**metadata, "graph_id": GRAPH_ID}
+    return metadata
 
 
 def _state_matches(view: dict[str, Any], body: ThreadSearch) -> bool:

@@ -66,7 +66,7 @@ def thread_state(snapshot: StateSnapshot) -> dict[str, Any]:
     }
 
 
-def thread_status(record: ThreadRecord, snapshot: StateSnapshot, *, running: bool) -> ThreadStatus:
+def thread_status(snapshot: StateSnapshot, *, running: bool, failed: bool = False) -> ThreadStatus:
     """The thread's status, in the order the LangGraph server decides it.
 
     busy while a run holds it, error after a failed run, interrupted while the graph has
@@ -74,20 +74,29 @@ def thread_status(record: ThreadRecord, snapshot: StateSnapshot, *, running: boo
     """
     if running:
         return "busy"
-    if record.error is not None:
+    if failed:
         return "error"
     return "interrupted" if snapshot.next else "idle"
 
 
-def thread_view(record: ThreadRecord, snapshot: StateSnapshot, *, running: bool) -> dict[str, Any]:
-    """A `Thread`: ids, times, metadata, status, current values and open interrupts."""
+def thread_view(
+    record: ThreadRecord,
+    snapshot: StateSnapshot,
+    *,
+    running: bool,
+    failure: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A `Thread`: ids, times, metadata, status, current values and open interrupts.
+
+    `failure` (`{"error", "message"}`): how the thread's last run failed, if it did.
+    """
     return {
         "thread_id": record.thread_id,
         "created_at": iso_time(record.created_at),
         "updated_at": iso_time(record.updated_at),
         "state_updated_at": iso_time(record.updated_at),
         "metadata": record.metadata,
-        "status": thread_status(record, snapshot, running=running),
+        "status": thread_status(snapshot, running=running, failed=failure is not None),
         "config": {},
         "values": snapshot.values or None,
         "interrupts": {
@@ -95,7 +104,7 @@ def thread_view(record: ThreadRecord, snapshot: StateSnapshot, *, running: bool)
             for task in snapshot.tasks
             if task.interrupts
         },
-        "error": record.error,
+        "error": failure,
     }
 
 

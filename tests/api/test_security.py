@@ -443,3 +443,60 @@ async def test_the_docs_are_served_when_enabled(settings: Settings) -> None:
             assert "frame-ancestors 'none'" in page.headers["content-security-policy"], path
             assert page.headers["x-content-type-options"] == "nosniff", path
         assert "/openapi.json" in (await served.client.get("/docs")).text
+
+
+CHAT_UI = "http://127.0.0.1:3100"
+
+
+class TestCrossOrigin:
+    """CORS for DUCK_ALLOWED_ORIGINS only, and JSON bodies sent as text/plain."""
+
+    @pytest.fixture
+    def server_settings(self, settings: Settings) -> Settings:
+        return settings.model_copy(update={"allowed_origins": [CHAT_UI]})
+
+    async def test_only_allowed_origins_get_cors(
+        self, served: Served, bare: httpx.AsyncClient
+    ) -> None:
+        asked = {"Access-Control-Request-Method": "POST"}
+        ok = await bare.options("/threads", headers={"Origin": CHAT_UI, **asked})
+        assert ok.status_code == 204
+        assert ok.headers["access-control-allow-origin"] == CHAT_UI
+        assert "access-control-allow-credentials" not in ok.headers
+        for origin in ("https://evil.example", served.url, "null"):
+            refused = await bare.options("/threads", headers={"Origin": origin, **asked})
+            assert refused.status_code == 403, origin
+            assert "access-control-allow-origin" not in refused.headers
+        # Answers carry it for the allowed origin only; never `*`.
+        key = {"X-Api-Key": served.token}
+        allowed = await bare.get("/info", headers={"Origin": CHAT_UI, **key})
+        assert allowed.headers["access-control-allow-origin"] == CHAT_UI
+        assert allowed.headers["vary"] == "Origin"
+        evil = await bare.get("/info", headers={"Origin": "https://evil.example", **key})
+        assert "access-control-allow-origin" not in evil.headers
+        # A plain OPTIONS (no preflight) is not answered by the CORS code.
+        assert (await bare.options("/threads")).status_code == 405
+
+    async def test_text_plain_json_needs_a_header_credential_and_no_origin(
+        self, served: Served, bare: httpx.AsyncClient
+    ) -> None:
+        body = b'{"title": "plain"}'
+        plain = {"Content-Type": "text/plain;charset=UTF-8"}
+        keyed = await bare.post("/v1/conversations", content=body, headers={**plain,
+                                "X-Api-Key": served.token})  # fmt: skip
+        assert keyed.status_code == 201, keyed.text
+        assert keyed.json()["title"] == "plain"
+        bearer = await bare.post("/v1/conversations", content=body, headers={**plain,
+                                 **served.headers})  # fmt: skip
+        assert bearer.status_code == 201
+        # From a browser page (an Origin) the type is not excused, allowed origin or not.
+        paged = {**plain, "X-Api-Key": served.token, "Origin": CHAT_UI}
+        assert (
+            await bare.post("/v1/conversations", content=body, headers=paged)
+        ).status_code == 422
+        # A cookie is what a cross-site form can send: never with text/plain.
+        with_csrf = await _csrf(bare, await _log_in(served, bare))
+        forged = await bare.post("/v1/conversations", content=body, headers={**plain, **with_csrf})
+        assert forged.status_code == 422
+        titles = [c["title"] for c in (await served.client.get("/v1/conversations")).json()]
+        assert titles == ["plain", "plain"]

@@ -510,6 +510,11 @@ async def test_bad_inputs_get_clear_4xx(
     assert response.json() == {
         "detail": f"thread {thread_id} is not waiting for an answer: there is nothing to resume"
     }
+    # With input and command, the command wins (as in LangGraph's server): a resume here.
+    both = {"assistant_id": "ducklm", "input": prompt(), "command": {"resume": 1}}
+    assert (
+        await served.client.post(f"/threads/{thread_id}/runs/wait", json=both)
+    ).status_code == 409
     resume_without_thread = await served.client.post(
         "/runs/wait", json={"assistant_id": "ducklm", "command": {"resume": "yes"}}
     )
@@ -517,7 +522,6 @@ async def test_bad_inputs_get_clear_4xx(
 
     bodies: list[dict[str, Any]] = [
         {"assistant_id": "ducklm", "input": prompt(), "stream_mode": "debug"},
-        {"assistant_id": "ducklm", "input": prompt(), "command": {"resume": 1}},
         {"assistant_id": "ducklm", "input": "hi"},
         {"input": prompt()},
     ]
