@@ -25,16 +25,7 @@ from ducklm.roles import default_models_path, load_roles
 from ducklm.secrets import SecretVault
 from ducklm.settings import Settings
 from ducklm.skills import SkillRegistry, default_skills_dir
-from ducklm.stores import (
-    ApprovalRules,
-    AuditLog,
-    CommandIntents,
-    Conversations,
-    Database,
-    Runs,
-    Tasks,
-    open_database,
-)
+from ducklm.stores import ApprovalRules, CommandIntents, RunStores, open_database
 from ducklm.stores.experience import ExperienceLog
 from ducklm.stores.private import secure_data_dir
 from ducklm.tokens import ESTIMATE, BatchTokenCounter, server_tokenizer
@@ -110,14 +101,10 @@ class RunSwitches:
 
 @dataclass(frozen=True)
 class Dependencies:
-    """Everything opened for a process: the run context plus the runner's stores."""
+    """Everything opened for a process: the run context plus the runs' stores."""
 
     context: DuckContext
-    db: Database
-    runs: Runs
-    audit: AuditLog
-    tasks: Tasks
-    conversations: Conversations
+    stores: RunStores
 
 
 @dataclass(frozen=True)
@@ -189,14 +176,7 @@ async def open_dependencies(
             vault=SecretVault(),
             protected=static.protected,
         )
-        yield Dependencies(
-            context=context,
-            db=db,
-            runs=Runs(db, owner=owner),
-            audit=AuditLog(db),
-            tasks=Tasks(db),
-            conversations=Conversations(db),
-        )
+        yield Dependencies(context=context, stores=RunStores.on(db, owner))
 
 
 @asynccontextmanager

@@ -11,37 +11,26 @@ import asyncio
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 
 from ducklm.graph.builder import DuckGraph, build_graph
 from ducklm.owner import ProcessOwner
 from ducklm.recovery import recover_dead_runs
 from ducklm.settings import Settings
-from ducklm.stores import AuditLog, Conversations, Runs, Tasks, open_database
+from ducklm.stores import RunStores, open_database
 from ducklm.stores.checkpoints import open_checkpointer
 from ducklm.stores.private import secure_data_dir
 
 SLOW_S = 1.0
 
 
-@dataclass(frozen=True)
-class OperatorStores:
-    """The tables an operator command reads."""
-
-    conversations: Conversations
-    tasks: Tasks
-    runs: Runs
-    audit: AuditLog
-
-
 @asynccontextmanager
-async def open_operator_stores(settings: Settings) -> AsyncIterator[OperatorStores]:
+async def open_operator_stores(settings: Settings) -> AsyncIterator[RunStores]:
     """DuckLM's own tables, after marking runs whose process died."""
     await asyncio.to_thread(secure_data_dir, settings.data_dir)
     owner = await asyncio.to_thread(ProcessOwner.current)
     async with open_database(settings.database_location) as db:
-        stores = OperatorStores(Conversations(db), Tasks(db), Runs(db, owner=owner), AuditLog(db))
-        await recover_dead_runs(db, stores.runs, stores.tasks, stores.audit)
+        stores = RunStores.on(db, owner)
+        await recover_dead_runs(stores)
         yield stores
 
 

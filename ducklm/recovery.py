@@ -20,17 +20,16 @@ import asyncio
 import logging
 
 from ducklm.owner import ProcessOwner
-from ducklm.stores import AuditLog, Database, RunRecord, Runs, Tasks
+from ducklm.stores import AuditLog, Database, RunRecord, Runs, RunStores, Tasks
 
 log = logging.getLogger(__name__)
 
 INTERRUPTED_BY_RESTART = "interrupted by restart"
 
 
-async def recover_dead_runs(
-    db: Database, runs: Runs, tasks: Tasks, audit: AuditLog
-) -> list[RunRecord]:
+async def recover_dead_runs(stores: RunStores) -> list[RunRecord]:
     """Mark every running run whose owner process is gone; return the runs marked."""
+    db, runs, tasks, audit = stores.db, stores.runs, stores.tasks, stores.audit
     running = await runs.running()
     if not running:
         return []

@@ -29,21 +29,10 @@ from ducklm.context import DuckContext
 from ducklm.events import UNAUDITED, Event, EventType, RunStatus, event, is_event
 from ducklm.graph.builder import DuckGraph
 from ducklm.model_errors import describe_failure
-from ducklm.stores import AuditLog, Conversations, Database, Runs, Tasks
+from ducklm.stores import RunStores
 from ducklm.tools.hitl import is_password_request
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class RunStores:
-    """Where a run's record and events go."""
-
-    db: Database
-    runs: Runs
-    audit: AuditLog
-    tasks: Tasks
-    conversations: Conversations
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from ducklm.events import Event, RunStatus
 from ducklm.graph.builder import DuckGraph, build_graph
 from ducklm.graph.state import DuckState
 from ducklm.recovery import recover_dead_runs
-from ducklm.runner import GraphOptions, RunStores, TaskRef, stream_run
+from ducklm.runner import GraphOptions, TaskRef, stream_run
 from ducklm.settings import Settings, load_settings
 from ducklm.stores import (
     ApprovalRule,
@@ -93,7 +93,7 @@ class DuckLM:
             open_dependencies(settings) as deps,
             open_checkpointer(settings.checkpoint_location) as saver,
         ):
-            await recover_dead_runs(deps.db, deps.runs, deps.tasks, deps.audit)
+            await recover_dead_runs(deps.stores)
             graph = build_graph(
                 retry_attempts=settings.model_retry_attempts,
                 retry_initial_interval=settings.model_retry_initial_interval,
@@ -113,12 +113,12 @@ class DuckLM:
     @property
     def database(self) -> Database:
         """DuckLM's own database (tasks, runs, events, conversations, rules)."""
-        return self._deps.db
+        return self._deps.stores.db
 
     @property
     def conversations(self) -> Conversations:
         """Conversation titles and workspaces (the messages are in the checkpoints)."""
-        return self._deps.conversations
+        return self._deps.stores.conversations
 
     def stream(
         self,
@@ -191,24 +191,33 @@ class DuckLM:
         thread_id: str,
         decisions: list[dict[str, Any]],
         *,
+        interrupt_id: str | None = None,
         critic: bool | None = None,
         memory: bool | None = None,
     ) -> AsyncIterator[Event]:
         """Answer the question a thread is paused at and yield the rest of the run.
 
+        `interrupt_id`, when given, names the question answered: a stale answer (to a
+        question answered already) is refused instead of answering the next one.
         `critic` and `memory` change the paused turn's switches; `None` keeps them.
 
         Raises:
-            NotWaitingError: The thread is not paused at a question.
+            NotWaitingError: The thread is not paused at a question, or at another one.
             DecisionError: The decisions do not answer it (wrong count or type, bad edit).
         """
-        interrupt_id, request = await self.pending_request(thread_id)
+        pending_id, request = await self.pending_request(thread_id)
+        if interrupt_id is not None and interrupt_id != pending_id:
+            raise NotWaitingError(
+                f"thread {thread_id!r} is not waiting at question {interrupt_id!r} "
+                "(it was answered already, or belongs to another task)"
+            )
         if is_password_request(request):
             raise NotWaitingError(f"thread {thread_id!r} is waiting for a password, not a decision")
-        parse_decisions(request, {"decisions": decisions})  # bad input fails here, not mid-run
+        # The one check of an answer before the run: bad input fails here, not mid-run.
+        parse_decisions(request, {"decisions": decisions})
         switches = {"run_critic": critic, "run_memory_policy": memory}
         command: Command[Any] = Command(
-            resume={interrupt_id: {"decisions": decisions}},
+            resume={pending_id: {"decisions": decisions}},
             update={k: v for k, v in switches.items() if v is not None} or None,
         )
         async for item in self._stream(
@@ -347,11 +356,11 @@ class DuckLM:
 
     async def task(self, task_id: str) -> TaskRecord | None:
         """The task `task_id`, or `None`."""
-        return await self._deps.tasks.get(task_id)
+        return await self._deps.stores.tasks.get(task_id)
 
     async def tasks(self, thread_id: str | None = None, *, limit: int = 50) -> list[TaskRecord]:
         """Tasks, newest first, of one thread or of all."""
-        return await self._deps.tasks.list(thread_id, limit=limit)
+        return await self._deps.stores.tasks.list(thread_id, limit=limit)
 
     async def abandon(self, task_id: str) -> bool:
         """Give up a task that waits for an answer: it ends as `cancelled`.
@@ -359,12 +368,12 @@ class DuckLM:
         The question stays in the checkpoint but is never answered; the thread's next
         message starts afresh. `False` when the task is not waiting.
         """
-        task = await self._deps.tasks.get(task_id)
+        task = await self._deps.stores.tasks.get(task_id)
         if task is None or task.status != "interrupted":
             return False
-        async with self._deps.db.transaction():
-            await self._deps.tasks.set_status(task_id, "cancelled")
-            await self._deps.audit.append(
+        async with self._deps.stores.db.transaction():
+            await self._deps.stores.tasks.set_status(task_id, "cancelled")
+            await self._deps.stores.audit.append(
                 task.thread_id,
                 None,
                 {"type": "done", "status": "cancelled", "answer": "", "task_id": task_id,
@@ -374,24 +383,24 @@ class DuckLM:
 
     async def request_cancel(self, task_id: str) -> bool:
         """Ask whichever process runs `task_id` to cancel it; `False` if it does not run."""
-        return await self._deps.runs.request_cancel(task_id)
+        return await self._deps.stores.runs.request_cancel(task_id)
 
     async def cancel_requested(self, run_ids: list[str]) -> list[str]:
         """Which of these running runs another process asked to cancel."""
-        return await self._deps.runs.cancel_requested(run_ids)
+        return await self._deps.stores.runs.cancel_requested(run_ids)
 
     async def forget_thread(self, thread_id: str) -> None:
         """Delete a conversation: its checkpoints, tasks, runs and events (memories stay)."""
         await self.graph.checkpointer.adelete_thread(thread_id)  # type: ignore[union-attr]
-        await self._deps.conversations.delete(thread_id)
+        await self._deps.stores.conversations.delete(thread_id)
 
     async def runs(self, thread_id: str) -> list[RunRecord]:
         """The runs of `thread_id`, oldest first."""
-        return await self._deps.runs.for_thread(thread_id)
+        return await self._deps.stores.runs.for_thread(thread_id)
 
     async def events(self, thread_id: str, *, after: int = 0) -> list[AuditRecord]:
         """The audited events of `thread_id` with `seq > after`."""
-        return await self._deps.audit.list(thread_id, after=after)
+        return await self._deps.stores.audit.list(thread_id, after=after)
 
     async def approval_rules(self) -> list[ApprovalRule]:
         """Actions allowed forever."""
@@ -435,7 +444,7 @@ class DuckLM:
 
     async def _task_of(self, thread_id: str) -> TaskRef:
         # Threads from before tasks existed have none: their continuation starts one.
-        latest = await self._deps.tasks.latest(thread_id)
+        latest = await self._deps.stores.tasks.latest(thread_id)
         return TaskRef(latest.task_id) if latest else TaskRef(new_thread_id(), "")
 
     async def _stream(
@@ -457,13 +466,7 @@ class DuckLM:
             thread_id=thread_id,
             task=task,
             context=self._deps.context.for_run(critic=critic, memory=memory),
-            stores=RunStores(
-                self._deps.db,
-                self._deps.runs,
-                self._deps.audit,
-                self._deps.tasks,
-                self._deps.conversations,
-            ),
+            stores=self._deps.stores,
             checkpoint_id=checkpoint_id,
             options=options,
         ):

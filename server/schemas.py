@@ -6,15 +6,14 @@ are bounded, so a wild value is a 422, not a database error.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from ducklm.memory.records import Scope
 from ducklm.stores.db import MAX_ROW_ID
-
-DecisionName = Literal["approve", "edit", "reject", "allow_forever"]
+from ducklm.tools.hitl import DecisionType
 
 MAX_ID_LENGTH = 200
 """Ids are UUIDs or short names; a longer one names nothing."""
@@ -57,7 +56,7 @@ class EditedAction(Body):
 class DecisionBody(Body):
     """A person's answer to one action request."""
 
-    type: DecisionName
+    type: DecisionType
     message: str | None = None
     edited_action: EditedAction | None = None
 

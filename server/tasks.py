@@ -22,7 +22,6 @@ from typing import Any, NamedTuple
 from ducklm.events import Event
 from ducklm.runtime import DuckLM, NotWaitingError, new_thread_id
 from ducklm.stores import TaskRecord, ThreadRunning
-from ducklm.tools.hitl import DecisionError, is_password_request, parse_decisions
 
 log = logging.getLogger(__name__)
 
@@ -228,16 +227,11 @@ class TaskHub:
         """
         task = await self._waiting(task_id)
         self._take(task.thread_id)
-        try:
-            pending_id, request = await self._duck.pending_request(task.thread_id)
-            _check_question(task, pending_id, interrupt_id)
-            if is_password_request(request):
-                raise NotWaitingError(f"task {task_id!r} waits for a password, not a decision")
-            parse_decisions(request, {"decisions": decisions})
-        except BaseException:
-            self._busy.discard(task.thread_id)
-            raise
-        events = self._duck.resume(task.thread_id, decisions, critic=critic, memory=memory)
+        # The runtime checks the answer before anything runs; `_launch` starts the stream,
+        # so a bad answer is raised here, to the client, and the thread is let go.
+        events = self._duck.resume(
+            task.thread_id, decisions, interrupt_id=interrupt_id, critic=critic, memory=memory
+        )
         return await self._launch(LiveTask(task_id, task.thread_id), events)
 
     async def continue_task(self, task_id: str) -> LiveTask:
@@ -267,15 +261,7 @@ class TaskHub:
         """
         task = await self._waiting(task_id)
         self._take(task.thread_id)
-        try:
-            _, request = await self._duck.pending_request(task.thread_id)
-            if not is_password_request(request):
-                raise NotWaitingError(f"task {task_id!r} does not wait for a password")
-            if password is not None and not password:
-                raise DecisionError("the password is empty")
-        except BaseException:
-            self._busy.discard(task.thread_id)
-            raise
+        # As for `resume`: the runtime checks, `_launch` raises what it finds.
         if password is None:
             events = self._duck.cancel_password(task.thread_id)
         else:
@@ -403,14 +389,6 @@ class TaskHub:
             self._live.pop(live.task_id, None)
             self._busy.discard(live.thread_id)
             live.finish()
-
-
-def _check_question(task: TaskRecord, pending_id: str, interrupt_id: str | None) -> None:
-    if interrupt_id is not None and interrupt_id != pending_id:
-        raise NotWaitingError(
-            f"task {task.task_id!r} is not waiting at question {interrupt_id!r} "
-            "(it was answered already, or belongs to another task)"
-        )
 
 
 def _ended(live: LiveTask, status: str) -> Event:

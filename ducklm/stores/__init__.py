@@ -11,6 +11,7 @@ from ducklm.stores.backend import is_postgres_url, open_database, require_databa
 from ducklm.stores.conversations import Conversation, Conversations
 from ducklm.stores.db import Database, DatabaseUnavailable, ThreadRunning
 from ducklm.stores.intents import CommandIntents
+from ducklm.stores.run_stores import RunStores
 from ducklm.stores.runs import RunRecord, Runs
 from ducklm.stores.tasks import TaskRecord, Tasks, TaskStatus
 
@@ -25,6 +26,7 @@ __all__ = [
     "Database",
     "DatabaseUnavailable",
     "RunRecord",
+    "RunStores",
     "Runs",
     "TaskRecord",
     "TaskStatus",

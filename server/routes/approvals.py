@@ -11,12 +11,17 @@ from ducklm.server.responses import PendingApproval, TaskStatusView, errors
 from ducklm.server.routes.tasks import pending_of
 from ducklm.server.schemas import Id, RowId
 from ducklm.stores import ApprovalRule
-from ducklm.tools.hitl import is_password_request
+from ducklm.tools.hitl import DecisionType, is_password_request
 
 router = APIRouter(prefix="/approvals", tags=["approvals"])
 
+# The one-click answers of the approvals page, in its words; each is one decision type.
 Answer = Literal["allow_once", "allow_forever", "deny"]
-_DECISION = {"allow_once": "approve", "allow_forever": "allow_forever", "deny": "reject"}
+_DECISION: dict[Answer, DecisionType] = {
+    "allow_once": "approve",
+    "allow_forever": "allow_forever",
+    "deny": "reject",
+}
 
 
 @router.get("/pending")
