@@ -17,14 +17,13 @@ from typing import Any
 
 import httpx
 import pytest
-from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.schema import StreamPart
 
 from ducklm.settings import Settings
-from tests.support.cli import cli_env, run_cli
+from tests.support.cli import cli_env, model_reached, run_cli
 from tests.support.scripted_llm import ScriptedLLM, reply
-from tests.support.server import TOKEN, Served, serve, stream
+from tests.support.server import TOKEN, Served, sdk_client, serve, stream
 
 QUIET = {"critic": False, "memory": False}
 RUN_TIMEOUT_S = 30
@@ -36,8 +35,7 @@ def prompt(text: str) -> dict[str, Any]:
 
 @pytest.fixture
 async def client(served: Served) -> AsyncIterator[LangGraphClient]:
-    sdk = await asyncio.to_thread(get_client, url=served.url, api_key=None, headers=served.headers)
-    async with sdk:
+    async with sdk_client(served) as sdk:
         yield sdk
 
 
@@ -142,10 +140,7 @@ async def test_a_run_killed_with_its_server_is_recovered_and_resumed(
         assert (task["status"], task["error"]) == ("interrupted", "interrupted by restart")
         events = (await served.client.get(f"/v1/tasks/{task['task_id']}/events")).json()
         assert events[-1]["reason"] == "interrupted by restart"
-        sdk = await asyncio.to_thread(
-            get_client, url=served.url, api_key=None, headers=served.headers
-        )
-        async with sdk:
+        async with sdk_client(served) as sdk:
             assert (await sdk.threads.get(thread_id))["status"] == "interrupted"
             llm.script(reply("Recovered."))
             done = await sdk.runs.wait(thread_id, "ducklm", context=QUIET)  # no input: go on
@@ -164,12 +159,7 @@ async def _start_and_kill(proc: asyncio.subprocess.Process, url: str, llm: Scrip
         llm.script(reply("too late", delay_s=8))
         body = {"assistant_id": "ducklm", "input": prompt("hello"), "context": QUIET}
         run = asyncio.create_task(client.post(f"/threads/{thread_id}/runs/wait", json=body))
-        for _ in range(1200):
-            if llm.requests:
-                break
-            await asyncio.sleep(0.05)
-        else:
-            pytest.fail("the run never reached the model")
+        await model_reached(llm)
         proc.kill()
         await proc.wait()
         with pytest.raises(httpx.HTTPError):

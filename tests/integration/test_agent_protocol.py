@@ -20,7 +20,6 @@ import httpx
 import pytest
 from langgraph.types import Interrupt
 from langgraph_api.serde import json_dumpb
-from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
 from langgraph_sdk.schema import StreamPart, StreamPartV2
@@ -29,7 +28,7 @@ from ducklm.server.agent_protocol.assistants import ASSISTANT_ID
 from ducklm.settings import Settings
 from tests.support.fake_sudo import PASSWORD
 from tests.support.scripted_llm import ScriptedLLM, call, reply
-from tests.support.server import Served
+from tests.support.server import Served, sdk_client
 
 RUN_TIMEOUT_S = 30
 QUIET = {"critic": False, "memory": False}
@@ -43,9 +42,7 @@ def prompt(text: str = "hi") -> dict[str, Any]:
 
 @pytest.fixture
 async def client(served: Served) -> AsyncIterator[LangGraphClient]:
-    # api_key=None: never pick up a LangSmith key from the environment.
-    sdk = await asyncio.to_thread(get_client, url=served.url, api_key=None, headers=served.headers)
-    async with sdk:
+    async with sdk_client(served) as sdk:
         yield sdk
 
 

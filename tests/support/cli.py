@@ -81,11 +81,15 @@ async def kill_mid_run(llm: ScriptedLLM, env: dict[str, str], cwd: Path, thread:
     proc = await start_cli(
         "chat", "hello", "--thread", thread, "--no-critic", "--no-memory", env=env, cwd=cwd
     )
-    for _ in range(1200):  # the process first loads its models
-        if llm.requests:
-            break
-        await asyncio.sleep(0.05)
-    else:
-        pytest.fail("the run never reached the model")
+    await model_reached(llm)  # the process first loads its models
     proc.kill()
     await proc.wait()
+
+
+async def model_reached(llm: ScriptedLLM, limit_s: float = 60) -> None:
+    """Wait until the scripted model has a request (a run got that far), or fail."""
+    for _ in range(int(limit_s / 0.05)):
+        if llm.requests:
+            return
+        await asyncio.sleep(0.05)
+    pytest.fail("the run never reached the model")

@@ -15,6 +15,8 @@ from typing import Any
 
 import httpx
 import uvicorn
+from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
 
 from ducklm.server import create_app
 from ducklm.settings import Settings
@@ -101,3 +103,12 @@ async def stream(served: Served, path: str, body: dict[str, Any]) -> list[dict[s
             await response.aread()
             response.raise_for_status()
         return await sse_events(response)
+
+
+@asynccontextmanager
+async def sdk_client(served: Served) -> AsyncIterator[LangGraphClient]:
+    """The official langgraph-sdk client of `served`, sending the test token."""
+    # api_key=None: never pick up a LangSmith key from the environment.
+    sdk = await asyncio.to_thread(get_client, url=served.url, api_key=None, headers=served.headers)
+    async with sdk:
+        yield sdk
