@@ -2,15 +2,47 @@
 
 The library surface: open a runtime (`DuckLM.open`), run or stream a message on a
 thread, resume a paused run with decisions; `build_graph` for composing your own.
+
+The names are imported on first use (PEP 562): `import ducklm.cli` must not load the
+graph, LangChain or the embedding model, so that a CLI talking to a running server
+starts in a fraction of a second.
 """
 
-from ducklm.context import DuckContext, open_dependencies
-from ducklm.events import EVENT_TYPES, Event, EventType, RunStatus
-from ducklm.graph.builder import build_graph
-from ducklm.graph.state import DuckState, InputState
-from ducklm.runtime import DuckLM, NotWaitingError, RunResult, new_thread_id
-from ducklm.settings import Settings, SettingsError, load_settings
-from ducklm.tools.hitl import Decision, DecisionError
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ducklm.context import DuckContext, open_dependencies
+    from ducklm.events import EVENT_TYPES, Event, EventType, RunStatus
+    from ducklm.graph.builder import build_graph
+    from ducklm.graph.state import DuckState, InputState
+    from ducklm.runtime import DuckLM, NotWaitingError, RunResult, new_thread_id
+    from ducklm.settings import Settings, SettingsError, load_settings
+    from ducklm.tools.hitl import Decision, DecisionError
+
+# Each public name and the module that defines it.
+_EXPORTS = {
+    "DuckContext": "ducklm.context",
+    "open_dependencies": "ducklm.context",
+    "EVENT_TYPES": "ducklm.events",
+    "Event": "ducklm.events",
+    "EventType": "ducklm.events",
+    "RunStatus": "ducklm.events",
+    "build_graph": "ducklm.graph.builder",
+    "DuckState": "ducklm.graph.state",
+    "InputState": "ducklm.graph.state",
+    "DuckLM": "ducklm.runtime",
+    "NotWaitingError": "ducklm.runtime",
+    "RunResult": "ducklm.runtime",
+    "new_thread_id": "ducklm.runtime",
+    "Settings": "ducklm.settings",
+    "SettingsError": "ducklm.settings",
+    "load_settings": "ducklm.settings",
+    "Decision": "ducklm.tools.hitl",
+    "DecisionError": "ducklm.tools.hitl",
+}
 
 __all__ = [
     "EVENT_TYPES",
@@ -32,3 +64,17 @@ __all__ = [
     "new_thread_id",
     "open_dependencies",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name from its module the first time it is asked for."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ducklm' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -1,4 +1,9 @@
-"""`ducklm memory`, `ducklm skills` and `ducklm experience`: what DuckLM learned."""
+"""`ducklm memory`, `ducklm skills` and `ducklm experience`: what DuckLM learned.
+
+The memory commands have two forms: in-process (`cmd_memory_*`, on `DuckLM`'s store) and
+through a `ducklm serve` on the same data dir (`remote_memory_*`, whose store holds the
+embedded Qdrant and the embedding model). Both print the same lines.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,14 @@ import asyncio
 import json
 import sys
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ducklm.memory import MemoryStore
-from ducklm.runtime import DuckLM
-from ducklm.skill_proposals import apply_proposal, list_proposals
+from ducklm.remote_client import DuckServer, ServerRefused
+
+if TYPE_CHECKING:
+    from ducklm.memory import MemoryStore
+    from ducklm.runtime import DuckLM
+    from ducklm.settings import Settings
 
 EXIT_USAGE = 2
 
@@ -24,21 +32,21 @@ def add_learning_commands(sub: Any) -> None:
     add.add_argument("text")
     add.add_argument("--scope", choices=["global", "workspace", "conversation"])
     add.add_argument("--importance", type=float, default=0.7)
-    add.set_defaults(command_fn=cmd_memory_add)
+    add.set_defaults(command_fn=cmd_memory_add, remote_fn=remote_memory_add)
     listing = msub.add_parser("list", help="list memories")
     listing.add_argument("--all", action="store_true", help="include superseded ones")
     listing.add_argument("--json", action="store_true")
-    listing.set_defaults(command_fn=cmd_memory_list)
+    listing.set_defaults(command_fn=cmd_memory_list, remote_fn=remote_memory_list)
     search = msub.add_parser("search", help="hybrid search, as recall does")
     search.add_argument("query")
     search.add_argument("-k", type=int, default=5)
     search.add_argument("--json", action="store_true")
-    search.set_defaults(command_fn=cmd_memory_search)
+    search.set_defaults(command_fn=cmd_memory_search, remote_fn=remote_memory_search)
     delete = msub.add_parser("delete", help="forget a memory by id")
     delete.add_argument("memory_id")
-    delete.set_defaults(command_fn=cmd_memory_delete)
+    delete.set_defaults(command_fn=cmd_memory_delete, remote_fn=remote_memory_delete)
     reindex = msub.add_parser("reindex", help="rebuild the vectors from SQLite")
-    reindex.set_defaults(command_fn=cmd_memory_reindex)
+    reindex.set_defaults(command_fn=cmd_memory_reindex, remote_fn=remote_memory_reindex)
 
     skills = sub.add_parser("skills", help="list skills and the proposals to change them")
     ssub = skills.add_subparsers(dest="skills_command", required=True)
@@ -72,18 +80,14 @@ async def cmd_memory_add(duck: DuckLM, args: argparse.Namespace) -> int:
         importance=args.importance,
         workspace=str(duck.settings.workspace),
     )
-    print(f"{record.id}  [{record.scope}] {record.text}")
+    _print_added(asdict(record))
     return 0
 
 
 async def cmd_memory_list(duck: DuckLM, args: argparse.Namespace) -> int:
     """`ducklm memory list`."""
-    for record in await _memory(duck).list(include_superseded=args.all, limit=1000):
-        if args.json:
-            print(json.dumps(asdict(record), default=str))
-        else:
-            gone = f" (superseded by {record.superseded_by})" if record.superseded_by else ""
-            print(f"{record.id}  [{record.scope}] {record.text}{gone}")
+    records = await _memory(duck).list(include_superseded=args.all, limit=1000)
+    _print_records([asdict(record) for record in records], as_json=args.json)
     return 0
 
 
@@ -92,23 +96,14 @@ async def cmd_memory_search(duck: DuckLM, args: argparse.Namespace) -> int:
     result = await _memory(duck).search(
         args.query, workspace=str(duck.settings.workspace), k=args.k
     )
-    if result.degraded:
-        print(f"ducklm: warning: {result.warning}", file=sys.stderr)
-    for hit in result.hits:
-        if args.json:
-            print(json.dumps({"score": hit.score, **asdict(hit.record)}, default=str))
-        else:
-            print(f"{hit.score:.3f}  {hit.record.id}  {hit.record.text}")
+    hits = [{"score": hit.score, **asdict(hit.record)} for hit in result.hits]
+    _print_hits(hits, result.warning if result.degraded else None, as_json=args.json)
     return 0
 
 
 async def cmd_memory_delete(duck: DuckLM, args: argparse.Namespace) -> int:
     """`ducklm memory delete`."""
-    if await _memory(duck).delete(args.memory_id):
-        print(f"deleted {args.memory_id}")
-        return 0
-    print(f"ducklm: no memory with id {args.memory_id}", file=sys.stderr)
-    return EXIT_USAGE
+    return _print_deleted(args.memory_id, await _memory(duck).delete(args.memory_id))
 
 
 async def cmd_memory_reindex(duck: DuckLM, args: argparse.Namespace) -> int:
@@ -120,6 +115,98 @@ async def cmd_memory_reindex(duck: DuckLM, args: argparse.Namespace) -> int:
     count = await _memory(duck).reindex(progress)
     print(f"\nreindexed {count} memories", file=sys.stderr)
     return 0
+
+
+async def remote_memory_add(
+    server: DuckServer, settings: Settings, args: argparse.Namespace
+) -> int:
+    """`ducklm memory add` through the server (its default workspace is the CLI's)."""
+    body = {"text": args.text, "scope": args.scope, "importance": args.importance}
+    _print_added(await server.call("POST", "/v1/memory", json=body))
+    return 0
+
+
+async def remote_memory_list(
+    server: DuckServer, settings: Settings, args: argparse.Namespace
+) -> int | None:
+    """`ducklm memory list` through the server; `None` (in-process) for `--all`."""
+    if args.all:
+        return None  # the API lists only memories in force; SQLite has the rest
+    records = await server.call("GET", "/v1/memory", params={"limit": 1000})
+    _print_records(records, as_json=args.json)
+    return 0
+
+
+async def remote_memory_search(
+    server: DuckServer, settings: Settings, args: argparse.Namespace
+) -> int:
+    """`ducklm memory search` through the server, with its embedding model."""
+    found = await server.call("GET", "/v1/memory/search", params={"q": args.query, "k": args.k})
+    hits = [{"score": h["score"], **_record_fields(h)} for h in found["hits"]]
+    _print_hits(hits, found["warning"] if found["degraded"] else None, as_json=args.json)
+    return 0
+
+
+async def remote_memory_delete(
+    server: DuckServer, settings: Settings, args: argparse.Namespace
+) -> int:
+    """`ducklm memory delete` through the server."""
+    try:
+        await server.call("DELETE", f"/v1/memory/{args.memory_id}")
+    except ServerRefused:
+        return _print_deleted(args.memory_id, False)
+    return _print_deleted(args.memory_id, True)
+
+
+async def remote_memory_reindex(
+    server: DuckServer, settings: Settings, args: argparse.Namespace
+) -> int | None:
+    """`ducklm memory reindex` beside a server: in-process only with a Qdrant server."""
+    if settings.qdrant_url:
+        return None  # a Qdrant server takes a second client; only the embedded one locks
+    raise ServerRefused(
+        f"the server at {server.url} holds the embedded Qdrant and the API has no reindex: "
+        "stop the server, then run `ducklm memory reindex`"
+    )
+
+
+def _record_fields(hit: dict[str, Any]) -> dict[str, Any]:
+    """A search hit of the API without its extra scores: the record's own fields."""
+    return {k: v for k, v in hit.items() if k not in {"score", "vector_score", "keyword_score"}}
+
+
+def _print_added(record: dict[str, Any]) -> None:
+    print(f"{record['id']}  [{record['scope']}] {record['text']}")
+
+
+def _print_records(records: list[dict[str, Any]], *, as_json: bool) -> None:
+    for record in records:
+        if as_json:
+            print(json.dumps(record, default=str))
+        else:
+            gone = record["superseded_by"]
+            print(
+                f"{record['id']}  [{record['scope']}] {record['text']}"
+                + (f" (superseded by {gone})" if gone else "")
+            )
+
+
+def _print_hits(hits: list[dict[str, Any]], warning: str | None, *, as_json: bool) -> None:
+    if warning is not None:
+        print(f"ducklm: warning: {warning}", file=sys.stderr)
+    for hit in hits:
+        if as_json:
+            print(json.dumps(hit, default=str))
+        else:
+            print(f"{hit['score']:.3f}  {hit['id']}  {hit['text']}")
+
+
+def _print_deleted(memory_id: str, deleted: bool) -> int:
+    if deleted:
+        print(f"deleted {memory_id}")
+        return 0
+    print(f"ducklm: no memory with id {memory_id}", file=sys.stderr)
+    return EXIT_USAGE
 
 
 async def cmd_skills_list(duck: DuckLM, args: argparse.Namespace) -> int:
@@ -137,6 +224,8 @@ async def cmd_skills_list(duck: DuckLM, args: argparse.Namespace) -> int:
 
 async def cmd_skills_proposals(duck: DuckLM, args: argparse.Namespace) -> int:
     """`ducklm skills proposals`."""
+    from ducklm.skill_proposals import list_proposals  # noqa: PLC0415  in-process only
+
     for proposal in await asyncio.to_thread(list_proposals, duck.context.settings.proposals_dir):
         if args.json:
             print(proposal.model_dump_json())
@@ -147,6 +236,8 @@ async def cmd_skills_proposals(duck: DuckLM, args: argparse.Namespace) -> int:
 
 async def cmd_skills_apply(duck: DuckLM, args: argparse.Namespace) -> int:
     """`ducklm skills apply`."""
+    from ducklm.skill_proposals import apply_proposal  # noqa: PLC0415  in-process only
+
     context = duck.context
     path = await asyncio.to_thread(
         apply_proposal, context.settings.proposals_dir, context.skills_dir, args.proposal_id

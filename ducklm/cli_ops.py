@@ -1,7 +1,9 @@
 """Operator commands: `threads`, `events`, `history`, `replay`, `prune`, `models ping`.
 
 Everything but `replay` opens only DuckLM's SQLite files (`ducklm.operator_stores`), so
-it works beside a running server or chat without loading a model.
+it works beside a running server or chat without loading a model. The stores and the
+runtime are imported by the commands that use them: `import ducklm.cli` (which builds
+this parser) must stay light for the commands that go to a running server.
 """
 
 from __future__ import annotations
@@ -13,13 +15,12 @@ import sys
 import time
 from contextlib import AsyncExitStack
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ducklm.cli_prune import add_prune_commands
-from ducklm.console import ConsolePrinter, print_run
-from ducklm.operator_stores import notice_if_slow, open_history, open_operator_stores
-from ducklm.runtime import DuckLM
-from ducklm.settings import Settings
+
+if TYPE_CHECKING:
+    from ducklm.settings import Settings
 
 FOLLOW_POLL_S = 0.5
 WAITING_HINT = "task {task} waits for an answer: ducklm resume {thread} ..."
@@ -73,6 +74,8 @@ def add_ops_commands(sub: Any) -> None:
 
 async def cmd_threads(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm threads`."""
+    from ducklm.operator_stores import open_operator_stores  # noqa: PLC0415  see module doc
+
     async with open_operator_stores(settings) as stores:
         for conversation in await stores.conversations.list(limit=args.limit):
             task = await stores.tasks.latest(conversation.id)
@@ -93,6 +96,8 @@ async def cmd_threads(settings: Settings, args: argparse.Namespace) -> int:
 
 async def cmd_events(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm events [--follow]`."""
+    from ducklm.operator_stores import open_operator_stores  # noqa: PLC0415  see module doc
+
     async with open_operator_stores(settings) as stores:
         after, hinted = 0, False
         while True:
@@ -111,6 +116,8 @@ async def cmd_events(settings: Settings, args: argparse.Namespace) -> int:
 
 async def cmd_history(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm history [--checkpoints]`."""
+    from ducklm.operator_stores import open_history  # noqa: PLC0415  see module doc
+
     async with open_history(settings) as graph:
         config: Any = {"configurable": {"thread_id": args.thread}}
         if not args.checkpoints:
@@ -139,6 +146,10 @@ async def cmd_history(settings: Settings, args: argparse.Namespace) -> int:
 
 async def cmd_replay(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm replay`."""
+    from ducklm.console import ConsolePrinter, print_run  # noqa: PLC0415  see module doc
+    from ducklm.operator_stores import notice_if_slow  # noqa: PLC0415
+    from ducklm.runtime import DuckLM  # noqa: PLC0415
+
     async with AsyncExitStack() as stack:
         async with notice_if_slow("opening DuckLM (loading the embedding model)..."):
             duck = await stack.enter_async_context(DuckLM.open(settings))

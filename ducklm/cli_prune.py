@@ -9,8 +9,6 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from ducklm.doctor import check_models
-from ducklm.prune import PrunePolicy, prune_configured
 from ducklm.roles import load_roles
 from ducklm.settings import Settings
 
@@ -46,6 +44,9 @@ def add_prune_commands(sub: Any) -> None:
 
 async def cmd_prune(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm prune`."""
+    # Imported here: `import ducklm.cli` builds this parser and must not load the graph.
+    from ducklm.prune import PrunePolicy, prune_configured  # noqa: PLC0415
+
     if args.keep_last is None and args.older_than is None:
         print("ducklm: give --keep-last N, --older-than DAYS, or both", file=sys.stderr)
         return 2
@@ -80,6 +81,8 @@ async def cmd_prune(settings: Settings, args: argparse.Namespace) -> int:
 
 async def cmd_models_ping(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm models ping`."""
+    from ducklm.doctor import check_models  # noqa: PLC0415  it imports the runtime
+
     roles = await asyncio.to_thread(
         load_roles,
         settings.models_config,

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ducklm.events import Event
+if TYPE_CHECKING:  # ducklm.events imports LangGraph; the thin CLI prints without it
+    from ducklm.events import Event
 
 EXIT_CODES = {"completed": 0, "interrupted": 3, "failed": 1}
 
