@@ -53,3 +53,4 @@ bench: install
 	$(PY) scripts/bench/server_latency.py
 	$(PY) scripts/bench/local_model_stream.py
 	$(PY) scripts/bench/llama_build.py
+	$(PY) scripts/bench/cli_startup.py
