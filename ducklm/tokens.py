@@ -25,6 +25,7 @@ import logging
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
 from typing import Protocol
 
 import httpx
@@ -48,6 +49,9 @@ _CACHE_SIZE = 4096
 PROBE_TEXT = "DuckLM counts tokens."
 
 
+# Every model call of a turn packs the same system prompt, skills and history again (the
+# context node, then each action step): the same texts, counted once.
+@lru_cache(maxsize=1024)
 def estimate_tokens(text: str) -> int:
     """A token count that errs high, for servers that cannot count.
 
