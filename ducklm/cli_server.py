@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -73,6 +74,10 @@ async def _serve(settings: Settings, args: argparse.Namespace) -> int:
 
     app = await asyncio.to_thread(create_app, settings)  # it checks the ui folder on disk
     server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port))
+    # uvicorn shuts down on SIGTERM, then raises the signal again. Its default action
+    # would end the process there, before `local_server_for` stops the model server it
+    # started (left running, seen here). As Ctrl-C it unwinds through that cleanup.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     serving = asyncio.create_task(server.serve())
     # Say where the chat is once the socket is bound (with --port 0 only then known).
     while not server.started and not serving.done():  # noqa: ASYNC110  uvicorn has a flag, no event

@@ -135,8 +135,11 @@ async def test_json_tool_mode_reaches_the_thinker_whatever_the_model_emits(
     assert [e for e in events if e["type"] == "token"], events
 
 
+# SIGTERM too: uvicorn re-raises it after its shutdown, which ended the process before
+# the model server was stopped (it was left running).
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 async def test_serve_starts_the_local_server_and_stops_it_on_exit(
-    local_settings: Settings, tmp_path: Path
+    local_settings: Settings, tmp_path: Path, stop: signal.Signals
 ) -> None:
     env = cli_env(local_settings) | {"DUCK_LLAMA_PORT": str(local_settings.llama_port)}
     proc = await asyncio.create_subprocess_exec(
@@ -153,7 +156,7 @@ async def test_serve_starts_the_local_server_and_stops_it_on_exit(
             health = (await client.get("/health")).json()
         assert health["status"] == "ok", health
     finally:
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(stop)
         said += (await asyncio.wait_for(proc.stderr.read(), 60)).decode().splitlines()
         await asyncio.wait_for(proc.wait(), 60)
     assert any("starting llama-cpp-python" in line for line in said), said
