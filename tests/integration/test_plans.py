@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,8 @@ import pytest
 from ducklm.events import Event
 from ducklm.runtime import DuckLM
 from ducklm.settings import Settings
-from tests.support.scripted_llm import Reply, ScriptedLLM, call, reply
+from tests.support.role_script import RoleScript
+from tests.support.scripted_llm import ScriptedLLM, call, reply
 
 THREE_STEPS = {
     "steps": [
@@ -27,42 +27,9 @@ THREE_STEPS = {
 TASK = "First create notes.txt, then replace its text, and then list the folder."
 
 
-class Model:
-    """Answers each role from its own queue: plans and checks by schema name, the action
-    role (the request with tools) and the thinker (the rest) in order."""
-
-    def __init__(self) -> None:
-        self.plans: deque[str] = deque()
-        self.checks: deque[dict[str, Any]] = deque()
-        self.actions: deque[Reply] = deque()
-        self.answers: deque[str] = deque()
-        self.thinker_systems: list[str] = []
-        self.action_systems: list[str] = []
-
-    def __call__(self, body: dict[str, Any]) -> Reply:
-        schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
-        if schema == "Plan":
-            return reply(self.plans.popleft())
-        if schema == "StepCheck":
-            return reply(json.dumps(self.checks.popleft()))
-        if schema == "Critique":
-            return reply(json.dumps({"score": 0.7, "summary": "fine"}))
-        if schema == "action_directive":  # the action role in json tool mode
-            self.action_systems.append(body["messages"][0]["content"])
-            return self.actions.popleft()
-        if schema is not None:
-            raise AssertionError(f"unexpected JSON request {schema}")
-        system = body["messages"][0]["content"]
-        if "tools" in body:
-            self.action_systems.append(system)
-            return self.actions.popleft()
-        self.thinker_systems.append(system)
-        return reply(self.answers.popleft())
-
-
 @pytest.fixture
-def model(llm: ScriptedLLM) -> Model:
-    script = Model()
+def model(llm: ScriptedLLM) -> RoleScript:
+    script = RoleScript()
     llm.set_responder(script)
     return script
 
@@ -78,7 +45,7 @@ def steps(events: list[Event], type_: str) -> list[tuple[Any, ...]]:
 
 
 async def test_three_steps_with_an_approval_and_restarts_resume_where_they_stopped(
-    settings: Settings, model: Model, llm: ScriptedLLM, workspace: Path
+    settings: Settings, model: RoleScript, llm: ScriptedLLM, workspace: Path
 ) -> None:
     notes = workspace / "notes.txt"
     model.plans.append(json.dumps(THREE_STEPS))
@@ -136,7 +103,7 @@ async def test_three_steps_with_an_approval_and_restarts_resume_where_they_stopp
 
 
 async def test_a_failing_step_is_retried_then_the_plan_revised(
-    duck: DuckLM, model: Model, workspace: Path
+    duck: DuckLM, model: RoleScript, workspace: Path
 ) -> None:
     await asyncio.to_thread((workspace / "a.txt").write_text, "hi")
     model.plans.extend([
@@ -182,7 +149,7 @@ async def test_a_failing_step_is_retried_then_the_plan_revised(
     assert "[done] r1: Read a.txt and quote it exactly" in report
 
 
-async def test_junk_plans_become_one_step(duck: DuckLM, model: Model) -> None:
+async def test_junk_plans_become_one_step(duck: DuckLM, model: RoleScript) -> None:
     model.plans.extend(["not a plan", json.dumps({"steps": [{"id": "a", "depends_on": ["a"]}]})])
     model.actions.append(reply("Both done."))
     model.answers.append("I did both.")
@@ -198,7 +165,7 @@ async def test_junk_plans_become_one_step(duck: DuckLM, model: Model) -> None:
     assert result.answer == "I did both."
 
 
-async def test_a_single_request_has_no_plan(duck: DuckLM, model: Model) -> None:
+async def test_a_single_request_has_no_plan(duck: DuckLM, model: RoleScript) -> None:
     model.actions.append(reply("Ducks eat plants."))
     result = await duck.run("What do ducks eat?", critic=False, memory=False)
     (route,) = of(result.events, "route_decided")
@@ -209,7 +176,7 @@ async def test_a_single_request_has_no_plan(duck: DuckLM, model: Model) -> None:
 
 
 async def test_in_json_tool_mode_a_directive_without_actions_ends_the_step(
-    settings: Settings, llm: ScriptedLLM, model: Model, tmp_path: Path
+    settings: Settings, llm: ScriptedLLM, model: RoleScript, tmp_path: Path
 ) -> None:
     models = tmp_path / "models.yaml"
     text = (

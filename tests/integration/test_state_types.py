@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,8 @@ from ducklm.router import Route
 from ducklm.runtime import DuckLM
 from ducklm.settings import Settings
 from ducklm.stores.checkpoints import open_checkpointer
-from tests.support.scripted_llm import Reply, ScriptedLLM, call, reply
+from tests.support.role_script import RoleScript
+from tests.support.scripted_llm import ScriptedLLM, call, reply
 
 ROUTE = Route(recall=False, plan=True, coder=False, critique=True, reasons=["a", "b", "c", "d"])
 PLAN = Plan(steps=[PlanStep(id="1", goal="Read"), PlanStep(id="2", goal="Sum", depends_on=["1"])])
@@ -48,33 +48,9 @@ BROKEN = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"
 
 
-class Model:
-    """Plans and code changes by schema name; the action role and the thinker in order."""
-
-    def __init__(self) -> None:
-        self.plans: deque[str] = deque()
-        self.code: deque[dict[str, str]] = deque()
-        self.actions: deque[Reply] = deque()
-        self.answers: deque[str] = deque()
-        self.thinker_systems: list[str] = []
-
-    def __call__(self, body: dict[str, Any]) -> Reply:
-        schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
-        if schema == "Plan":
-            return reply(self.plans.popleft())
-        if schema == "code_change":
-            return reply(json.dumps(self.code.popleft()))
-        if schema is not None:
-            raise AssertionError(f"unexpected JSON request {schema}")
-        if "tools" in body:
-            return self.actions.popleft()
-        self.thinker_systems.append(body["messages"][0]["content"])
-        return reply(self.answers.popleft())
-
-
 @pytest.fixture
-def model(llm: ScriptedLLM) -> Model:
-    script = Model()
+def model(llm: ScriptedLLM) -> RoleScript:
+    script = RoleScript()
     llm.set_responder(script)
     return script
 
@@ -116,7 +92,7 @@ def test_the_old_dict_forms_become_the_types() -> None:
 
 
 async def test_a_plan_thread_keeps_its_types_across_a_restart(
-    settings: Settings, model: Model
+    settings: Settings, model: RoleScript
 ) -> None:
     await _pause_in_a_plan_step(settings, model)
     async with DuckLM.open(settings) as duck:  # a fresh saver reads what the first wrote
@@ -128,7 +104,7 @@ async def test_a_plan_thread_keeps_its_types_across_a_restart(
 
 
 async def test_a_plan_thread_checkpointed_with_dicts_resumes(
-    settings: Settings, model: Model, workspace: Path
+    settings: Settings, model: RoleScript, workspace: Path
 ) -> None:
     await _pause_in_a_plan_step(settings, model)
     await _rewrite_in_old_shape(settings, "p")
@@ -145,7 +121,7 @@ async def test_a_plan_thread_checkpointed_with_dicts_resumes(
 
 
 async def test_a_coder_thread_checkpointed_with_dicts_writes_the_approved_change(
-    settings: Settings, model: Model, workspace: Path
+    settings: Settings, model: RoleScript, workspace: Path
 ) -> None:
     target = workspace / "calc.py"
     await asyncio.to_thread(target.write_text, BROKEN)
@@ -165,7 +141,7 @@ async def test_a_coder_thread_checkpointed_with_dicts_writes_the_approved_change
     assert not model.code, "the resume wrote the checkpointed proposal"
 
 
-async def _pause_in_a_plan_step(settings: Settings, model: Model) -> None:
+async def _pause_in_a_plan_step(settings: Settings, model: RoleScript) -> None:
     """A two-step plan paused at step 2's approval (overwriting the file step 1 made)."""
     model.plans.append(json.dumps(TWO_STEPS))
     model.actions.extend([
