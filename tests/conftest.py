@@ -15,6 +15,7 @@ from ducklm.settings import Settings, load_settings
 from ducklm.skills import default_skills_dir
 from tests.support.fake_sudo import install_fake_sudo
 from tests.support.postgres import fresh_schema, require_postgres
+from tests.support.role_script import RoleScript
 from tests.support.scripted_llm import ScriptedLLM
 from tests.support.server import Served, serve
 
@@ -39,6 +40,15 @@ def llm() -> Iterator[ScriptedLLM]:
     """A scripted OpenAI-compatible server on a free loopback port."""
     with ScriptedLLM() as server:
         yield server
+
+
+@pytest.fixture
+def model(llm: ScriptedLLM) -> RoleScript:
+    """The scripted server answering each role from its own queue (plans, checks, coder,
+    action, thinker); modules with a script of their own define their own `model`."""
+    script = RoleScript()
+    llm.set_responder(script)
+    return script
 
 
 @pytest.fixture

@@ -9,8 +9,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from ducklm.events import Event
 from ducklm.runtime import DuckLM
 from ducklm.settings import Settings
@@ -25,13 +23,6 @@ THREE_STEPS = {
     ]
 }
 TASK = "First create notes.txt, then replace its text, and then list the folder."
-
-
-@pytest.fixture
-def model(llm: ScriptedLLM) -> RoleScript:
-    script = RoleScript()
-    llm.set_responder(script)
-    return script
 
 
 def of(events: list[Event], type_: str) -> list[Event]:

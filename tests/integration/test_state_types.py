@@ -24,7 +24,7 @@ from ducklm.runtime import DuckLM
 from ducklm.settings import Settings
 from ducklm.stores.checkpoints import open_checkpointer
 from tests.support.role_script import RoleScript
-from tests.support.scripted_llm import ScriptedLLM, call, reply
+from tests.support.scripted_llm import call, reply
 
 ROUTE = Route(recall=False, plan=True, coder=False, critique=True, reasons=["a", "b", "c", "d"])
 PLAN = Plan(steps=[PlanStep(id="1", goal="Read"), PlanStep(id="2", goal="Sum", depends_on=["1"])])
@@ -46,13 +46,6 @@ TWO_STEPS = {
 }
 BROKEN = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"
-
-
-@pytest.fixture
-def model(llm: ScriptedLLM) -> RoleScript:
-    script = RoleScript()
-    llm.set_responder(script)
-    return script
 
 
 @pytest.mark.parametrize(
