@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,7 +20,7 @@ from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.schema import StreamPart
 
 from ducklm.settings import Settings
-from tests.support.cli import cli_env, model_reached, run_cli
+from tests.support.cli import announced_urls, cli_env, model_reached, run_cli
 from tests.support.scripted_llm import ScriptedLLM, reply
 from tests.support.server import TOKEN, Served, sdk_client, serve, stream
 
@@ -128,7 +127,7 @@ async def test_a_run_killed_with_its_server_is_recovered_and_resumed(
     )  # fmt: skip
     try:
         assert proc.stderr is not None
-        url = await asyncio.wait_for(_served_url(proc.stderr), 60)
+        url, _ = await asyncio.wait_for(announced_urls(proc.stderr), 60)
         thread_id = await _start_and_kill(proc, url, llm)
     finally:
         if proc.returncode is None:
@@ -165,10 +164,3 @@ async def _start_and_kill(proc: asyncio.subprocess.Process, url: str, llm: Scrip
         with pytest.raises(httpx.HTTPError):
             await run
     return thread_id
-
-
-async def _served_url(stderr: asyncio.StreamReader) -> str:
-    while line := (await stderr.readline()).decode():
-        if found := re.search(r"web chat at (http://\S+)/", line):
-            return found.group(1)
-    raise AssertionError("ducklm serve ended without saying where it serves")

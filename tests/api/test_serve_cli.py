@@ -5,18 +5,15 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import signal
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
 import pytest
 
 from ducklm.settings import Settings
-from tests.support.cli import cli_env, run_cli
+from tests.support.cli import announced_urls, cli_env, run_cli, serving
 
 pytestmark = pytest.mark.slow
 
@@ -30,7 +27,7 @@ async def test_serve_prints_its_address_and_stops_cleanly(
     )  # fmt: skip
     assert proc.stderr is not None
     try:
-        url, login = await asyncio.wait_for(_announced_urls(proc.stderr), 60)
+        url, login = await asyncio.wait_for(announced_urls(proc.stderr), 60)
         token = (await run_cli("token", env=cli_env(settings), cwd=tmp_path)).stdout.strip()
         async with await asyncio.to_thread(httpx.AsyncClient, base_url=url) as client:
             assert (await client.get("/health")).status_code == 200
@@ -70,7 +67,7 @@ async def test_serve_open_and_ducklm_open_log_the_browser_in(
 ) -> None:
     env = {**cli_env(settings), "BROWSER": await _fake_browser(tmp_path)}
     opened = tmp_path / "opened.txt"
-    async with _serving(env, tmp_path, "--open") as (url, login):
+    async with serving(env, tmp_path, "--open") as (url, login):
         # serve --open opens it just after printing it
         assert (await asyncio.wait_for(_lines_when_written(opened), 30)) == [login]
         first = await run_cli("open", env=env, cwd=tmp_path)
@@ -93,33 +90,6 @@ async def test_ducklm_open_without_a_server_says_how_to_start_one(
     result = await run_cli("open", env=cli_env(settings), cwd=tmp_path)
     assert result.code == 2
     assert "ducklm serve --open" in result.stderr
-
-
-@asynccontextmanager
-async def _serving(env: dict[str, str], cwd: Path, *flags: str) -> AsyncIterator[tuple[str, str]]:
-    """`ducklm serve` on a free port until the block ends: its base URL and login URL."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "ducklm.cli", "serve", "--port", "0", *flags,
-        env=env, cwd=cwd, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    assert proc.stderr is not None
-    try:
-        yield await asyncio.wait_for(_announced_urls(proc.stderr), 60)
-    finally:
-        proc.send_signal(signal.SIGINT)
-        await asyncio.wait_for(proc.communicate(), 30)
-
-
-async def _announced_urls(stderr: asyncio.StreamReader) -> tuple[str, str]:
-    """The base URL `ducklm serve` says the chat is at, and the login URL it prints."""
-    url = None
-    while line := (await stderr.readline()).decode():
-        if found := re.search(r"web chat at (http://\S+)/", line):
-            url = found.group(1)
-        if found := re.search(r"log the browser in at (http://\S+)", line):
-            assert url is not None
-            return url, found.group(1)
-    raise AssertionError("ducklm serve ended without saying where it serves")
 
 
 async def _logs_in(client: httpx.AsyncClient, login: str) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
-import re
 import signal
 import socket
 import sys
@@ -25,7 +24,7 @@ from ducklm import llama
 from ducklm.events import Event
 from ducklm.runtime import DuckLM
 from ducklm.settings import Settings, load_settings
-from tests.support.cli import cli_env
+from tests.support.cli import announced_urls, cli_env
 
 pytestmark = pytest.mark.slow
 
@@ -149,7 +148,7 @@ async def test_serve_starts_the_local_server_and_stops_it_on_exit(
     assert proc.stderr is not None
     said: list[str] = []
     try:
-        url = await asyncio.wait_for(_announced_url(proc.stderr, said), 180)
+        url, _ = await asyncio.wait_for(announced_urls(proc.stderr, said), 180)
         record = await llama.running(local_settings)
         assert record is not None and record.url == local_settings.llm_base_url
         async with await asyncio.to_thread(httpx.AsyncClient, base_url=url) as client:
@@ -163,11 +162,3 @@ async def test_serve_starts_the_local_server_and_stops_it_on_exit(
     assert any("stopping the local model server" in line for line in said), said
     assert not await asyncio.to_thread(llama.is_alive, record)
     assert await llama.running(local_settings) is None
-
-
-async def _announced_url(stderr: asyncio.StreamReader, said: list[str]) -> str:
-    while line := (await stderr.readline()).decode():
-        said.append(line.rstrip())
-        if found := re.search(r"web chat at (http://\S+)/", line):
-            return found.group(1)
-    raise AssertionError(f"ducklm serve ended without serving: {said}")

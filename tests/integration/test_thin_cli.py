@@ -12,17 +12,14 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import signal
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ducklm.settings import Settings
-from tests.support.cli import CliResult, cli_env, run_cli
+from tests.support.cli import CliResult, cli_env, run_cli, serving
 from tests.support.scripted_llm import Reply, ScriptedLLM, call, reply
 
 pytestmark = pytest.mark.slow
@@ -55,28 +52,6 @@ def fast_env(settings: Settings, llm: ScriptedLLM) -> dict[str, str]:
     """Environment with embeddings from the scripted server (no MiniLM load per process)."""
     llm.set_responder(respond)
     return {**cli_env(settings), "DUCK_EMBEDDINGS_URL": llm.base_url}
-
-
-@asynccontextmanager
-async def serving(env: dict[str, str], cwd: Path) -> AsyncIterator[str]:
-    """`ducklm serve --port 0` on the data dir of `env` until the block ends; its URL."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "ducklm.cli", "serve", "--port", "0",
-        env=env, cwd=cwd, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    assert proc.stderr is not None
-    try:
-        yield await asyncio.wait_for(_announced_url(proc.stderr), 120)
-    finally:
-        proc.send_signal(signal.SIGINT)
-        await asyncio.wait_for(proc.communicate(), 30)
-
-
-async def _announced_url(stderr: asyncio.StreamReader) -> str:
-    while line := (await stderr.readline()).decode():
-        if found := re.search(r"web chat at (http://\S+)/", line):
-            return found.group(1)
-    raise AssertionError("ducklm serve ended without saying where it serves")
 
 
 def cut_off(env: dict[str, str]) -> dict[str, str]:
@@ -116,7 +91,7 @@ async def test_conversation_through_the_server_matches_in_process(
 ) -> None:
     target = workspace / "a.txt"
     await asyncio.to_thread(target.write_text, "old")
-    async with serving(fast_env, tmp_path):
+    async with serving(fast_env, tmp_path, limit_s=120):
         remote = await conversation(cut_off(fast_env), tmp_path, "T-server")
     assert await asyncio.to_thread(target.read_text) == "new"
     await asyncio.to_thread(target.write_text, "old")
@@ -138,7 +113,7 @@ async def test_conversation_through_the_server_matches_in_process(
 async def test_resume_when_nothing_waits_is_bad_input_both_ways(
     fast_env: dict[str, str], tmp_path: Path
 ) -> None:
-    async with serving(fast_env, tmp_path):
+    async with serving(fast_env, tmp_path, limit_s=120):
         remote = await run_cli(
             "resume", "T-none", "--decision", "approve", env=fast_env, cwd=tmp_path
         )
@@ -166,7 +141,7 @@ async def test_memory_through_the_server_is_searchable_by_meaning_at_once(
 ) -> None:
     """The server's embedding model (MiniLM) encodes what `memory add` sends it."""
     env = cli_env(settings)
-    async with serving(env, tmp_path):
+    async with serving(env, tmp_path, limit_s=120):
         remote = await memory_session(cut_off(env), tmp_path)
         first_id = remote[0].stdout.split()[0]
         deleted = await run_cli("memory", "delete", first_id, env=env, cwd=tmp_path)
@@ -189,7 +164,7 @@ async def test_memory_through_the_server_is_searchable_by_meaning_at_once(
 async def test_a_command_for_the_server_loads_no_graph_and_no_torch(
     fast_env: dict[str, str], tmp_path: Path
 ) -> None:
-    async with serving(fast_env, tmp_path):
+    async with serving(fast_env, tmp_path, limit_s=120):
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-c", HEAVY_CHECK, "chat", "hi", *SWITCHES,
             env=cut_off(fast_env), cwd=tmp_path,

@@ -5,7 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
+import signal
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,3 +97,42 @@ async def model_reached(llm: ScriptedLLM, limit_s: float = 60) -> None:
             return
         await asyncio.sleep(0.05)
     pytest.fail("the run never reached the model")
+
+
+SERVING = re.compile(r"web chat at (http://\S+)/")
+LOGIN = re.compile(r"log the browser in at (http://\S+)")
+
+
+async def announced_urls(
+    stderr: asyncio.StreamReader, said: list[str] | None = None
+) -> tuple[str, str]:
+    """Read `ducklm serve`'s stderr up to its login line: its base URL and login URL.
+
+    Each line read is added to `said`, when given.
+    """
+    url = None
+    while line := (await stderr.readline()).decode():
+        if said is not None:
+            said.append(line.rstrip())
+        if found := SERVING.search(line):
+            url = found.group(1)
+        if (found := LOGIN.search(line)) and url is not None:
+            return url, found.group(1)
+    raise AssertionError(f"ducklm serve ended without saying where it serves: {said}")
+
+
+@asynccontextmanager
+async def serving(
+    env: dict[str, str], cwd: Path, *flags: str, limit_s: float = 60
+) -> AsyncIterator[tuple[str, str]]:
+    """`ducklm serve --port 0` until the block ends (then Ctrl-C): base URL and login URL."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "ducklm.cli", "serve", "--port", "0", *flags,
+        env=env, cwd=cwd, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    try:
+        yield await asyncio.wait_for(announced_urls(proc.stderr), limit_s)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        await asyncio.wait_for(proc.communicate(), 30)
