@@ -58,7 +58,7 @@ class ProcessOwner:
             return self.start_ticks == me.start_ticks
         ticks = _start_ticks(self.pid)
         if ticks is None:
-            return _pid_exists(self.pid) if not _BOOT_ID.exists() else False
+            return pid_exists(self.pid) if not _BOOT_ID.exists() else False
         return ticks == self.start_ticks
 
 
@@ -79,8 +79,11 @@ def _start_ticks(pid: int) -> int | None:
     return int(fields[19])  # field 22 of the whole line: starttime
 
 
-def _pid_exists(pid: int) -> bool:
-    # Without /proc (not Linux) the start time is unknown; a signal-0 probe is the best left.
+def pid_exists(pid: int) -> bool:
+    """Whether a process `pid` exists (someone else's counts), by a signal-0 probe.
+
+    Without /proc (not Linux) the start time is unknown; this is the best left.
+    """
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

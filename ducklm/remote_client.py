@@ -11,22 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from ducklm.owner import pid_exists
+from ducklm.server.token import load_token
 from ducklm.server_file import read_server_file
 
 if TYPE_CHECKING:
     from ducklm.settings import Settings
 
-# Same file as `ducklm.server.token.TOKEN_FILE`: importing that module would import
-# `ducklm.server`, whose package imports the whole app (FastAPI, the runtime, the graph).
-TOKEN_FILE = "api_token"
 HEALTH_TIMEOUT_S = 5.0
 # The server sends a heartbeat every 15 s, so a silent minute means it is gone.
 STREAM_TIMEOUT = httpx.Timeout(10.0, read=60.0)
@@ -94,10 +91,10 @@ async def connect(settings: Settings) -> AsyncIterator[DuckServer | None]:
     (a server killed without cleaning up leaves its file behind).
     """
     running = await read_server_file(settings.data_dir)
-    if running is None or not await asyncio.to_thread(_alive, running.pid):
+    if running is None or not await asyncio.to_thread(pid_exists, running.pid):
         yield None
         return
-    token = settings.api_token or await asyncio.to_thread(_stored_token, settings.data_dir)
+    token = await load_token(settings, create=False)
     if not token:
         yield None
         return
@@ -119,23 +116,6 @@ async def _healthy(client: httpx.AsyncClient) -> bool:
     except httpx.HTTPError:
         return False
     return response.status_code == 200  # "degraded" only says a model server is down
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: /health decides
-        return True
-    return True
-
-
-def _stored_token(data_dir: Path) -> str | None:
-    try:
-        return (data_dir / TOKEN_FILE).read_text(encoding="utf-8").strip() or None
-    except OSError:
-        return None
 
 
 def _raise_for(response: httpx.Response) -> None:
