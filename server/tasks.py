@@ -244,11 +244,7 @@ class TaskHub:
         """
         task = await self._waiting(task_id)
         self._take(task.thread_id)
-        try:
-            await self._duck.check_unfinished(task.thread_id)
-        except BaseException:
-            self._busy.discard(task.thread_id)
-            raise
+        # As for `resume`: `continue_run` checks first, `_launch` raises what it finds.
         events = self._duck.continue_run(task.thread_id)
         return await self._launch(LiveTask(task_id, task.thread_id), events)
 
