@@ -8,7 +8,6 @@ into `summary`, which every role then sees instead of those messages.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 from typing import Any
@@ -24,7 +23,7 @@ from ducklm.nodes.route import rules_route
 from ducklm.nodes.structured import with_system
 from ducklm.nodes.transcript import latest_request, transcript_text
 from ducklm.tokens import estimate_tokens, fit_head_tail
-from ducklm.workspaces import check_workspace
+from ducklm.workspaces import resolve_workspace
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +35,11 @@ CUT = "\n[... cut to fit ...]\n"
 async def prepare_turn(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
     """Start the turn: fresh per-turn fields, switches, skills, and the running summary."""
     ctx = runtime.context
-    workspace = await _allowed_workspace(state, ctx)
+    # Checked again at every turn: the doors check what a request names, but a thread may
+    # carry a workspace from before the person narrowed DUCK_WORKSPACES, or get one from a
+    # door that checks nothing (a client editing the state, `langgraph dev`). A folder no
+    # longer allowed raises WorkspaceError, and the run fails with its message.
+    workspace = str(await resolve_workspace(ctx.settings, state.workspace))
     task = latest_request(state.messages)
     embed = ctx.memory.embedder.embed if ctx.memory is not None else None
     skills = await ctx.skills.select(task, embed=embed)
@@ -57,21 +60,6 @@ async def prepare_turn(state: DuckState, runtime: Runtime[DuckContext]) -> dict[
     fresh |= await _summarize_overflow(dataclasses.replace(state, **fresh), runtime)
     # Only what changed: each written field is another blob in the checkpoint.
     return {key: value for key, value in fresh.items() if getattr(state, key) != value}
-
-
-async def _allowed_workspace(state: DuckState, ctx: DuckContext) -> str:
-    """The turn's workspace, checked again at every turn.
-
-    The doors check what a request names, but a thread may carry a workspace from before
-    the person narrowed DUCK_WORKSPACES, or come through a door that checks nothing (a
-    client editing the state, `langgraph dev`).
-
-    Raises:
-        WorkspaceError: It is no longer allowed; the run fails with that message.
-    """
-    if not state.workspace:
-        return str(ctx.settings.workspace)
-    return str(await asyncio.to_thread(check_workspace, ctx.settings, state.workspace))
 
 
 async def _summarize_overflow(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
