@@ -37,7 +37,7 @@ lint: install
 	$(VENV)/bin/ruff format --check .
 
 typecheck: install
-	scripts/typecheck.sh
+	$(PY) scripts/typecheck.py
 
 # The persistence tests run on SQLite and on a real PostgreSQL server: Debian's cluster on
 # loopback, started by scripts/test-postgres.sh (a URL already set wins; without a server

@@ -3,7 +3,7 @@
 The library surface: open a runtime (`DuckLM.open`), run or stream a message on a
 thread, resume a paused run with decisions; `build_graph` for composing your own.
 
-The names are imported on first use (PEP 562): `import ducklm.cli` must not load the
+The names are imported on first use (PEP 562): `import ducklm.cli.main` must not load the
 graph, LangChain or the embedding model, so that a CLI talking to a running server
 starts in a fraction of a second.
 """
@@ -14,32 +14,32 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ducklm.context import DuckContext, open_dependencies
-    from ducklm.events import EVENT_TYPES, Event, EventType, RunStatus
+    from ducklm.config.settings import Settings, SettingsError, load_settings
     from ducklm.graph.builder import build_graph
     from ducklm.graph.state import DuckState, InputState
-    from ducklm.runtime import DuckLM, NotWaitingError, RunResult, new_thread_id
-    from ducklm.settings import Settings, SettingsError, load_settings
+    from ducklm.runtime.context import DuckContext, open_dependencies
+    from ducklm.runtime.events import EVENT_TYPES, Event, EventType, RunStatus
+    from ducklm.runtime.facade import DuckLM, NotWaitingError, RunResult, new_thread_id
     from ducklm.tools.hitl import Decision, DecisionError
 
 # Each public name and the module that defines it.
 _EXPORTS = {
-    "DuckContext": "ducklm.context",
-    "open_dependencies": "ducklm.context",
-    "EVENT_TYPES": "ducklm.events",
-    "Event": "ducklm.events",
-    "EventType": "ducklm.events",
-    "RunStatus": "ducklm.events",
+    "DuckContext": "ducklm.runtime.context",
+    "open_dependencies": "ducklm.runtime.context",
+    "EVENT_TYPES": "ducklm.runtime.events",
+    "Event": "ducklm.runtime.events",
+    "EventType": "ducklm.runtime.events",
+    "RunStatus": "ducklm.runtime.events",
     "build_graph": "ducklm.graph.builder",
     "DuckState": "ducklm.graph.state",
     "InputState": "ducklm.graph.state",
-    "DuckLM": "ducklm.runtime",
-    "NotWaitingError": "ducklm.runtime",
-    "RunResult": "ducklm.runtime",
-    "new_thread_id": "ducklm.runtime",
-    "Settings": "ducklm.settings",
-    "SettingsError": "ducklm.settings",
-    "load_settings": "ducklm.settings",
+    "DuckLM": "ducklm.runtime.facade",
+    "NotWaitingError": "ducklm.runtime.facade",
+    "RunResult": "ducklm.runtime.facade",
+    "new_thread_id": "ducklm.runtime.facade",
+    "Settings": "ducklm.config.settings",
+    "SettingsError": "ducklm.config.settings",
+    "load_settings": "ducklm.config.settings",
     "Decision": "ducklm.tools.hitl",
     "DecisionError": "ducklm.tools.hitl",
 }

@@ -20,7 +20,6 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
-from ducklm.context import DuckContext, RunSwitches
 from ducklm.graph.routing import (
     route_after_action,
     route_after_answer,
@@ -30,18 +29,19 @@ from ducklm.graph.routing import (
     route_after_tool,
 )
 from ducklm.graph.state import DuckState, InputState
-from ducklm.model_errors import is_retryable
+from ducklm.models.errors import is_retryable
 from ducklm.nodes.action import decide_action
 from ducklm.nodes.coder import propose_code
 from ducklm.nodes.context import prepare_turn
 from ducklm.nodes.critic import reflect_on_turn
 from ducklm.nodes.memory_policy import decide_memory
-from ducklm.nodes.plan_steps import review_step
 from ducklm.nodes.planner import write_plan
 from ducklm.nodes.recall import recall_memories
 from ducklm.nodes.route import decide_turn_route
+from ducklm.nodes.step_review import review_step
 from ducklm.nodes.thinker import write_answer
 from ducklm.nodes.tool import run_tools
+from ducklm.runtime.context import DuckContext, RunSwitches
 
 Node = Callable[[DuckState, Runtime[DuckContext]], Awaitable[dict[str, Any]]]
 DuckGraph = CompiledStateGraph[DuckState, DuckContext, InputState, DuckState]

@@ -25,9 +25,9 @@ from langchain_core.messages import AnyMessage
 from langgraph.channels import DeltaChannel
 from langgraph.graph.message import _messages_delta_reducer
 
-from ducklm.code_proposals import CodeProposal, CoderFailure, Proposal, as_proposal
-from ducklm.plans import Plan, PlanStep, StepResults, StepStatuses
-from ducklm.router import Route
+from ducklm.turn.coding.proposals import CodeProposal, CoderFailure, Proposal, as_proposal
+from ducklm.turn.planning.plans import Plan, PlanStep, StepResults, StepStatuses
+from ducklm.turn.router import Route
 
 Messages = Annotated[list[AnyMessage], DeltaChannel(_messages_delta_reducer)]
 

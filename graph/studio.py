@@ -12,9 +12,9 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from ducklm.context import open_dependencies
+from ducklm.config.settings import load_settings
 from ducklm.graph.builder import DuckGraph, build_graph
-from ducklm.settings import load_settings
+from ducklm.runtime.context import open_dependencies
 
 builder = build_graph()
 graph = builder.compile(name="ducklm")

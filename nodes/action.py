@@ -1,6 +1,6 @@
 """action: the action role decides which tools to call, or that it is time to answer.
 
-Every step ends with an `action_decided` event (`nodes/action_decision.py`).
+Every step ends with an `action_decided` event (`ducklm/turn/action_decision.py`).
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from langchain_core.messages import (
 from langchain_core.messages.ai import add_ai_message_chunks
 from langgraph.runtime import Runtime
 
-from ducklm.context import DuckContext
-from ducklm.events import emit
 from ducklm.graph.state import DuckState
-from ducklm.nodes.action_decision import report_message
 from ducklm.nodes.action_json import decide_with_directive
-from ducklm.nodes.plan_text import step_brief
-from ducklm.nodes.prompting import offered_tools, role_messages
+from ducklm.runtime.context import DuckContext
+from ducklm.runtime.events import emit
+from ducklm.turn.action_decision import report_message
+from ducklm.turn.planning.text import step_brief
+from ducklm.turn.prompting.messages import offered_tools, role_messages
 
 
 async def decide_action(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:

@@ -21,21 +21,21 @@ from langchain_core.messages.tool import ToolCall
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
-from ducklm.config_files import validation_details
-from ducklm.context import DuckContext
-from ducklm.events import emit
+from ducklm.config.yaml_files import validation_details
 from ducklm.graph.state import DuckState
-from ducklm.llm import schema_instructions
-from ducklm.nodes.action_decision import report_decision
-from ducklm.nodes.plan_text import step_brief
-from ducklm.nodes.prompting import offered_tools, role_messages
-from ducklm.nodes.structured import (
+from ducklm.models.clients import schema_instructions
+from ducklm.models.prompts import Prompts
+from ducklm.models.roles import StructuredOutput
+from ducklm.runtime.context import DuckContext
+from ducklm.runtime.events import emit
+from ducklm.tools.registry import ToolRegistry
+from ducklm.turn.action_decision import report_decision
+from ducklm.turn.planning.text import step_brief
+from ducklm.turn.prompting.messages import offered_tools, role_messages
+from ducklm.turn.prompting.structured import (
     JSONReplyError,
     parse_json,
 )
-from ducklm.role_prompts import Prompts
-from ducklm.roles import StructuredOutput
-from ducklm.tools.registry import ToolRegistry
 
 DIRECTIVE_SCHEMA: dict[str, Any] = json.loads(
     resources.files("ducklm.config").joinpath("schemas/action_directive.json").read_text("utf-8")

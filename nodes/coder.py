@@ -16,14 +16,14 @@ from typing import Any
 from langchain_core.messages.tool import ToolCall
 from langgraph.runtime import Runtime
 
-from ducklm.code_proposals import CoderFailure, CoderOp, Proposal
-from ducklm.coder import CoderError, propose_change
-from ducklm.context import DuckContext
-from ducklm.events import emit
 from ducklm.graph.routing import pending_coder_calls
 from ducklm.graph.state import DuckState
-from ducklm.model_errors import describe
+from ducklm.models.errors import describe
+from ducklm.runtime.context import DuckContext
+from ducklm.runtime.events import emit
 from ducklm.tools.errors import ToolError
+from ducklm.turn.coding.coder import CoderError, propose_change
+from ducklm.turn.coding.proposals import CoderFailure, CoderOp, Proposal
 
 OPS: dict[str, tuple[CoderOp, str]] = {
     "generate_code": ("generate", "instructions"),

@@ -15,15 +15,15 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
-from ducklm.context import DuckContext
-from ducklm.events import emit
 from ducklm.graph.state import DuckState
-from ducklm.nodes.prompting import pack_for_role
+from ducklm.models.tokens import estimate_tokens, fit_head_tail
 from ducklm.nodes.route import rules_route
-from ducklm.nodes.structured import with_system
-from ducklm.nodes.transcript import latest_request, transcript_text
-from ducklm.tokens import estimate_tokens, fit_head_tail
-from ducklm.workspaces import resolve_workspace
+from ducklm.runtime.context import DuckContext
+from ducklm.runtime.events import emit
+from ducklm.runtime.workspaces import resolve_workspace
+from ducklm.turn.prompting.messages import pack_for_role
+from ducklm.turn.prompting.structured import with_system
+from ducklm.turn.prompting.transcript import latest_request, transcript_text
 
 log = logging.getLogger(__name__)
 

@@ -14,12 +14,12 @@ from typing import Any
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from ducklm.context import DuckContext
-from ducklm.events import emit
 from ducklm.graph.state import DuckState
-from ducklm.nodes.structured import review_turn
-from ducklm.skill_proposals import NewProposal, write_proposal
+from ducklm.learning.skill_proposals import NewProposal, write_proposal
+from ducklm.runtime.context import DuckContext
+from ducklm.runtime.events import emit
 from ducklm.stores.experience import ExperienceRecord
+from ducklm.turn.prompting.structured import review_turn
 
 CRITIC_FAILED = "The critic could not review this turn; the answer is not affected."
 NOT_KEPT = "The critic's reflection could not be stored; the answer is not affected."

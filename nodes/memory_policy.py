@@ -1,6 +1,6 @@
 """memory_policy: decide what from this turn deserves remembering, and remember it.
 
-The memory_policy role proposes; the deterministic rules in `ducklm.memory_rules`
+The memory_policy role proposes; the deterministic rules in `ducklm.turn.memory_rules`
 decide (importance threshold, no secrets, duplicates update, same subject supersedes),
 so a small model cannot flood memory. Like the critic, it runs after the answer has
 streamed and its failure never loses the answer.
@@ -13,12 +13,12 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from ducklm.context import DuckContext
-from ducklm.events import emit
 from ducklm.graph.state import DuckState
 from ducklm.memory import MemoryStore
-from ducklm.memory_rules import Neighbour, RuleDecision, decide
-from ducklm.nodes.structured import review_turn
+from ducklm.runtime.context import DuckContext
+from ducklm.runtime.events import emit
+from ducklm.turn.memory_rules import Neighbour, RuleDecision, decide
+from ducklm.turn.prompting.structured import review_turn
 
 POLICY_FAILED = "The memory policy could not review this turn; the answer is not affected."
 NOTHING = RuleDecision("skip", "the memory policy found nothing worth remembering")

@@ -1,6 +1,6 @@
 """planner: the thinker role writes a plan for a task the router marked multi-step.
 
-The plan is validated (`ducklm.plans`); an invalid one goes back to the thinker once
+The plan is validated (`ducklm.turn.planning.plans`); an invalid one goes back to the thinker once
 with what is wrong, then is replaced by a one-step plan, so a small model's junk never
 stops the turn. The same asking serves revisions, after a step failed twice.
 """
@@ -13,12 +13,12 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
-from ducklm.context import DuckContext
-from ducklm.events import emit
 from ducklm.graph.state import DuckState
-from ducklm.nodes.plan_flow import begin_next_step
-from ducklm.nodes.structured import JSONReplyError, parse_json, system_prompt, with_system
-from ducklm.plans import (
+from ducklm.models.roles import ROLE_NAMES
+from ducklm.runtime.context import DuckContext
+from ducklm.runtime.events import emit
+from ducklm.turn.planning.flow import begin_next_step
+from ducklm.turn.planning.plans import (
     Plan,
     PlanError,
     StepResults,
@@ -28,7 +28,7 @@ from ducklm.plans import (
     single_step_plan,
     validate_plan,
 )
-from ducklm.roles import ROLE_NAMES
+from ducklm.turn.prompting.structured import JSONReplyError, parse_json, system_prompt, with_system
 
 MAX_PLAN_STEPS = 6
 """More steps than a small model can carry through one turn's budget."""

@@ -18,13 +18,13 @@ from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
-from ducklm.context import DuckContext
-from ducklm.events import emit
 from ducklm.graph.state import DuckState
 from ducklm.memory import MemoryHit
 from ducklm.nodes.route import rules_route
-from ducklm.nodes.structured import ask_validated, system_prompt, with_system
-from ducklm.nodes.transcript import latest_request
+from ducklm.runtime.context import DuckContext
+from ducklm.runtime.events import emit
+from ducklm.turn.prompting.structured import ask_validated, system_prompt, with_system
+from ducklm.turn.prompting.transcript import latest_request
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """route: decide what the turn needs before anything else runs.
 
-The rules of `ducklm.router` decide from the request and a few facts of the run; only
+The rules of `ducklm.turn.router` decide from the request and a few facts of the run; only
 when they cannot (a long request without sequence markers, code mentioned without a
 verb) the `sys_util` role answers one small JSON question. The decision is a
 `route_decided` event with a reason per decision, and the graph's edges follow it:
@@ -17,12 +17,19 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from ducklm.context import DuckContext
-from ducklm.events import emit
 from ducklm.graph.state import DuckState
-from ducklm.nodes.structured import ask_json, system_prompt, with_system
-from ducklm.nodes.transcript import latest_request
-from ducklm.router import Route, RouteAnswer, RouteFacts, decide_route, merge_answer, route_question
+from ducklm.runtime.context import DuckContext
+from ducklm.runtime.events import emit
+from ducklm.turn.prompting.structured import ask_json, system_prompt, with_system
+from ducklm.turn.prompting.transcript import latest_request
+from ducklm.turn.router import (
+    Route,
+    RouteAnswer,
+    RouteFacts,
+    decide_route,
+    merge_answer,
+    route_question,
+)
 
 log = logging.getLogger(__name__)
 

@@ -7,13 +7,13 @@ from typing import Any
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from ducklm.context import DuckContext
-from ducklm.events import emit
 from ducklm.graph.state import DuckState
-from ducklm.model_errors import PartialAnswerError
-from ducklm.nodes.plan_text import plan_report
-from ducklm.nodes.prompting import role_messages
-from ducklm.nodes.transcript import observations_text
+from ducklm.models.errors import PartialAnswerError
+from ducklm.runtime.context import DuckContext
+from ducklm.runtime.events import emit
+from ducklm.turn.planning.text import plan_report
+from ducklm.turn.prompting.messages import role_messages
+from ducklm.turn.prompting.transcript import observations_text
 
 EMPTY_ANSWER = "(The model returned an empty answer.)"
 STEP_LIMIT_NOTE = "The tool step limit ({n}) was reached; answer with what you have."

@@ -25,12 +25,12 @@ from typing import Any
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from ducklm.context import DuckContext
 from ducklm.graph.state import DuckState
-from ducklm.nodes.tool_plan import DecidedCall, decide_call, plan_call
-from ducklm.nodes.tool_questions import Asking, PasswordFor, ask_passwords, ask_person
-from ducklm.nodes.tool_run import execute
+from ducklm.runtime.context import DuckContext
 from ducklm.tools.policy import PolicyEnv
+from ducklm.turn.tool_step.plan import DecidedCall, decide_call, plan_call
+from ducklm.turn.tool_step.questions import Asking, PasswordFor, ask_passwords, ask_person
+from ducklm.turn.tool_step.run import execute
 
 INVALID_CALL = "the call to {name!r} could not be read: {error}"
 

@@ -26,7 +26,7 @@ build="${LLAMA_BUILD:-portable}"
 # (x64, sse42, haswell, skylakex, icelake, zen4, ...; GGML_CPU_ALL_VARIANTS) as libraries
 # that ggml picks from at run time (GGML_BACKEND_DL), by what the CPU says it runs. It
 # runs on any x86-64 CPU and still uses AVX2/AVX-512 where they exist.
-# llama-cpp-python cannot load those libraries itself: ducklm/llama_dispatch.py does.
+# llama-cpp-python cannot load those libraries itself: ducklm/models/local/dispatch.py does.
 # The build takes longer (each variant compiles ggml's CPU code again): about 12 minutes
 # of CPU here, once.
 case "$build" in

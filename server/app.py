@@ -8,8 +8,8 @@ from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
 
-from ducklm.prune import auto_prune
-from ducklm.runtime import DuckLM
+from ducklm.config.settings import Settings
+from ducklm.runtime.facade import DuckLM
 from ducklm.server import errors
 from ducklm.server.agent_protocol import agent_protocol_router
 from ducklm.server.docs import add_api_docs
@@ -21,7 +21,7 @@ from ducklm.server.session import Logins
 from ducklm.server.tasks import TaskHub
 from ducklm.server.token import load_token
 from ducklm.server.web import ui_files, web_router
-from ducklm.settings import Settings
+from ducklm.stores.prune import auto_prune
 
 
 def create_app(settings: Settings) -> FastAPI:

@@ -9,7 +9,7 @@ from fastapi import Depends, HTTPException, Request, status
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 
-from ducklm.runtime import DuckLM
+from ducklm.runtime.facade import DuckLM
 from ducklm.server.tasks import TaskHub
 
 

@@ -15,10 +15,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from ducklm.runtime import NotWaitingError
+from ducklm.runtime.facade import NotWaitingError
+from ducklm.runtime.workspaces import WorkspaceError
 from ducklm.server.tasks import TaskNotFound, ThreadBusy
 from ducklm.tools.hitl import DecisionError
-from ducklm.workspaces import WorkspaceError
 
 log = logging.getLogger(__name__)
 

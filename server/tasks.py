@@ -19,8 +19,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, NamedTuple
 
-from ducklm.events import Event
-from ducklm.runtime import DuckLM, NotWaitingError, new_thread_id
+from ducklm.runtime.events import Event
+from ducklm.runtime.facade import DuckLM, NotWaitingError, new_thread_id
 from ducklm.stores import TaskRecord, ThreadRunning
 
 log = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ class TaskNotFound(LookupError):
 
 
 class Chunk(NamedTuple):
-    """A LangGraph stream chunk a door asked the runner for (`ducklm.runner.GraphOptions`)."""
+    """A LangGraph stream chunk a door asked the runner for (`runner.GraphOptions`)."""
 
     mode: str
     data: Any
@@ -74,7 +74,7 @@ class LiveTask:
         self._wake_followers()
 
     def publish_chunk(self, mode: str, data: Any) -> None:
-        """Add a graph stream chunk to `wire` (a `ducklm.runner.ChunkSink`; not a coroutine)."""
+        """Add a graph stream chunk to `wire` (a `runner.ChunkSink`; not a coroutine)."""
         if self.wire is not None:
             self.wire.append(Chunk(mode, data))
             self._wake_followers()

@@ -8,7 +8,7 @@ import os
 import secrets
 from pathlib import Path
 
-from ducklm.settings import Settings
+from ducklm.config.settings import Settings
 
 TOKEN_FILE = "api_token"
 

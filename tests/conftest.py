@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from blockbuster import BlockBuster, blockbuster_ctx
 
-from ducklm.runtime import DuckLM
-from ducklm.settings import Settings, load_settings
-from ducklm.skills import default_skills_dir
+from ducklm.config.settings import Settings, load_settings
+from ducklm.learning.skills import default_skills_dir
+from ducklm.runtime.facade import DuckLM
 from tests.support.fake_sudo import install_fake_sudo
 from tests.support.postgres import fresh_schema, require_postgres
 from tests.support.role_script import RoleScript

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ducklm.tools.coder_tools import CODER_TOOL_NAMES
-from ducklm.tools.command_policy import CommandPolicy
+from ducklm.tools.commands.policy import CommandPolicy
 from ducklm.tools.workspace import PathError, is_within, relative_name, resolve_in_workspace
 
 READ_ONLY_TOOLS = frozenset({"file_read", "list_dir", "search_files"})

@@ -9,7 +9,7 @@ from typing import Any
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from ducklm.tokens import estimate_tokens
+from ducklm.models.tokens import estimate_tokens
 from ducklm.tools.coder_tools import CODER_TOOLS
 from ducklm.tools.files import FILE_TOOLS
 from ducklm.tools.shell import shell_exec

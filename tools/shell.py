@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from langchain_core.tools import InjectedToolArg, tool
 
 from ducklm.tools.errors import ToolError
-from ducklm.tools.sandbox import ExecResult, Limits, Protection, run_sandboxed
+from ducklm.tools.sandbox.runner import ExecResult, Limits, Protection, run_sandboxed
 from ducklm.tools.workspace import resolve_in_workspace
 
 MAX_TIMEOUT_S = 600.0

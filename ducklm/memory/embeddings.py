@@ -18,8 +18,8 @@ import httpx
 import numpy as np
 import numpy.typing as npt
 
+from ducklm.config.settings import Settings
 from ducklm.memory.local_encoder import LocalEncoder, load_encoder
-from ducklm.settings import Settings
 
 Vectors = npt.NDArray[np.float32]
 """One unit-length row per text."""

@@ -11,6 +11,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import replace
 from typing import Any
 
+from ducklm.config.settings import Settings
 from ducklm.memory.bm25 import BM25Index
 from ducklm.memory.embeddings import Embedder, EmbeddingError, open_embedder
 from ducklm.memory.fusion import fuse
@@ -28,7 +29,6 @@ from ducklm.memory.scope import View, Visibility
 from ducklm.memory.table import MemoryTable
 from ducklm.memory.tokens import tokenize
 from ducklm.memory.vectors import VectorIndex, VectorsUnavailable, open_vectors
-from ducklm.settings import Settings
 from ducklm.stores.db import Database
 
 log = logging.getLogger(__name__)

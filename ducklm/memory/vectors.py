@@ -27,11 +27,11 @@ from typing import Any, TypeVar
 from qdrant_client import QdrantClient, models
 from threadpoolctl import ThreadpoolController
 
+from ducklm.config.settings import Settings
 from ducklm.memory.embeddings import Vectors
 from ducklm.memory.layout import index_filter_fields, payload, qdrant_filter
 from ducklm.memory.records import MemoryRecord
 from ducklm.memory.scope import View
-from ducklm.settings import Settings
 from ducklm.stores.private import make_private_dir
 
 log = logging.getLogger(__name__)

@@ -62,7 +62,7 @@ class AuditLog:
     ) -> None:
         """Store `(seq, ts, event)`s a run has numbered itself, in one transaction.
 
-        (`ducklm.audit_buffer` numbers them: a thread's running run is its only writer.)
+        (`ducklm.runtime.audit_buffer` numbers them: a thread's running run is its only writer.)
 
         Should a number be taken after all (a writer that did not respect the running
         run), the events are stored under the next free numbers instead, and said so.

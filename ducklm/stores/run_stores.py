@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ducklm.owner import ProcessOwner
+from ducklm.runtime.owner import ProcessOwner
 from ducklm.stores.audit import AuditLog
 from ducklm.stores.conversations import Conversations
 from ducklm.stores.db import Database

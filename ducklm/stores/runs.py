@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import psycopg
 
-from ducklm.owner import ProcessOwner
+from ducklm.runtime.owner import ProcessOwner
 from ducklm.stores.db import Database, ThreadRunning
 
 _COLUMNS = "run_id, thread_id, status, started_at, finished_at, answer, error, task_id"
@@ -31,7 +31,7 @@ class RunRecord:
 class Runs:
     """The `runs` table.
 
-    `owner` names this process (see `ducklm.recovery`); every run it starts records it,
+    `owner` names this process (see `ducklm.runtime.recovery`); every run it starts records it,
     so a later process can tell a run whose process died from one still going.
     """
 

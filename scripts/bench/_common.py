@@ -22,7 +22,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from ducklm.settings import Settings, load_settings  # noqa: E402
+from ducklm.config.settings import Settings, load_settings  # noqa: E402
 from tests.support.scripted_llm import Reply, ScriptedLLM, call, reply  # noqa: E402
 
 __all__ = [

@@ -38,7 +38,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
 from ducklm.graph.state import Messages
-from ducklm.runtime import DuckLM
+from ducklm.runtime.facade import DuckLM
 
 TURNS = 200
 READS = 41

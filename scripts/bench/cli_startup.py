@@ -1,6 +1,6 @@
 """CLI startup: time from process start to the first output of `ducklm chat "hi"`.
 
-Beside a running `ducklm serve` the CLI sends the turn to the server (`ducklm.cli_remote`)
+Beside a running `ducklm serve` the CLI sends the turn to the server (`ducklm.cli.remote`)
 and loads neither the graph nor torch; with no server it opens DuckLM in-process, which
 loads LangGraph, LangChain and the embedding model (MiniLM) first. Measured, each as a
 process of its own started the way a person does (the `ducklm` script of this venv):

@@ -1,7 +1,7 @@
 """Generation speed of the portable llama.cpp build against a native one, in the same run.
 
 `make install` builds llama-cpp-python portably (scripts/install-llama.sh): its CPU code
-once per x86-64 level, the best one chosen at run time (ducklm/llama_dispatch.py), so
+once per x86-64 level, the best one chosen at run time (ducklm/models/local/dispatch.py), so
 that the bundled model runs on any x86-64 CPU; a build tuned to the build machine
 (GGML_NATIVE) died with SIGILL on another. This measures what portability costs. Both wheels come
 from the script's flag-keyed cache (the native one is built here the first time, about
@@ -30,7 +30,7 @@ from statistics import median
 import httpx
 from _common import REPO_ROOT, header, table
 
-from ducklm import llama
+from ducklm.models.local import server as llama
 
 BUILDS = ("portable", "native")
 REPS = 5

@@ -42,9 +42,9 @@ import httpx
 from _common import REPO_ROOT, at_least, duck_settings, header, median_ms, table
 from server_latency import Stream, duck_token, ducklm_serve, post_stream, raw_token
 
-from ducklm import llama
-from ducklm.role_prompts import load_prompts
-from ducklm.roles import load_roles
+from ducklm.models.local import server as llama
+from ducklm.models.prompts import load_prompts
+from ducklm.models.roles import load_roles
 
 WARMUP = 1
 REPS = 5

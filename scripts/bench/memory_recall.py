@@ -34,6 +34,7 @@ import numpy as np
 from _common import duck_settings, header, median_ms, p90_ms, table, verdict
 from memory_data import CONVERSATION, DATA, WORKSPACE, Data, Question, load_data, visible
 
+from ducklm.config.settings import Settings
 from ducklm.memory import MemoryRecord, MemoryStore, NewMemory, open_memory
 from ducklm.memory.bm25 import BM25Index
 from ducklm.memory.embeddings import Vectors, open_embedder
@@ -41,7 +42,6 @@ from ducklm.memory.fusion import VECTOR_WEIGHT, fuse
 from ducklm.memory.layout import collection_name
 from ducklm.memory.table import MemoryTable
 from ducklm.memory.vectors import open_vectors
-from ducklm.settings import Settings
 from ducklm.stores import open_database
 
 K = 5

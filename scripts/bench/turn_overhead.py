@@ -38,9 +38,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.prebuilt import create_react_agent
 from langgraph.warnings import LangGraphDeprecationWarning
 
-from ducklm.role_prompts import load_prompts
-from ducklm.roles import load_roles
-from ducklm.runtime import DuckLM
+from ducklm.models.prompts import load_prompts
+from ducklm.models.roles import load_roles
+from ducklm.runtime.facade import DuckLM
 from ducklm.stores.checkpoints import open_checkpointer
 from ducklm.tools.registry import default_tools
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ducklm.runtime import DuckLM
+from ducklm.runtime.facade import DuckLM
 from ducklm.server.agent_protocol.identity import ASSISTANT_ID, GRAPH_ID
 from ducklm.server.agent_protocol.store import ThreadRecord, ThreadStore
 from ducklm.server.agent_protocol.views import thread_view

@@ -13,8 +13,8 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import replace
 
-from ducklm.events import Event
-from ducklm.runtime import DuckLM
+from ducklm.runtime.events import Event
+from ducklm.runtime.facade import DuckLM
 from ducklm.server.agent_protocol.run_spec import RunSpec
 from ducklm.server.agent_protocol.streaming import graph_modes
 from ducklm.server.tasks import LiveTask, TaskHub

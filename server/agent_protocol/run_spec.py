@@ -22,8 +22,8 @@ from typing import Any
 from fastapi import HTTPException
 from langgraph.types import Command
 
-from ducklm.runner import GraphOptions
-from ducklm.runtime import DuckLM
+from ducklm.runtime.facade import DuckLM
+from ducklm.runtime.runner import GraphOptions
 from ducklm.server.agent_protocol.catalog import GRAPH_METADATA, create_thread, find_thread
 from ducklm.server.agent_protocol.deps import Door
 from ducklm.server.agent_protocol.identity import GRAPH_ID, is_assistant

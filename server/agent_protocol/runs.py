@@ -14,7 +14,7 @@ from fastapi import APIRouter, HTTPException
 from fastapi.responses import StreamingResponse
 from sse_starlette import EventSourceResponse
 
-from ducklm.runtime import DuckLM
+from ducklm.runtime.facade import DuckLM
 from ducklm.server.agent_protocol.deps import DoorDep, DuckDep, HubDep
 from ducklm.server.agent_protocol.execution import start_run
 from ducklm.server.agent_protocol.responses import RunResult

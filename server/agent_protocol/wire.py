@@ -22,7 +22,7 @@ from typing import Any
 from fastapi.responses import Response
 from pydantic import BaseModel
 
-from ducklm.model_errors import describe
+from ducklm.models.errors import describe
 
 
 def dumps(value: Any) -> str:

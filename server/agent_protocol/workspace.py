@@ -1,4 +1,4 @@
-"""The door's ways to name a workspace, held to the one rule of `ducklm.workspaces`.
+"""The door's ways to name a workspace, held to the one rule of `ducklm.runtime.workspaces`.
 
 A run's `input`, its `command.update` and a `POST /threads/{id}/state` may each set the
 state's `workspace` (`InputState.workspace`); whatever they set must be a folder the
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ducklm.settings import Settings
-from ducklm.workspaces import WorkspaceError, requested_workspace
+from ducklm.config.settings import Settings
+from ducklm.runtime.workspaces import WorkspaceError, requested_workspace
 
 FIELD = "workspace"
 NOT_TEXT = "workspace must be a string: a folder in DUCK_WORKSPACE or DUCK_WORKSPACES"

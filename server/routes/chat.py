@@ -5,12 +5,12 @@ from __future__ import annotations
 from fastapi import APIRouter
 from sse_starlette import EventSourceResponse
 
+from ducklm.runtime.workspaces import requested_workspace
 from ducklm.server.deps import Duck, Hub
 from ducklm.server.responses import ChatOutcome, errors, event_stream_doc
 from ducklm.server.schemas import ChatRequest
 from ducklm.server.sse import event_stream
 from ducklm.server.tasks import LiveTask
-from ducklm.workspaces import requested_workspace
 
 router = APIRouter(tags=["chat"], responses=errors(409))
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, Response, status
 
-from ducklm.runtime import DuckLM, new_thread_id
+from ducklm.runtime.facade import DuckLM, new_thread_id
+from ducklm.runtime.workspaces import requested_workspace
 from ducklm.server.deps import Duck, Hub
 from ducklm.server.responses import ConversationDetail, errors
 from ducklm.server.routes.views import message_view, task_view
 from ducklm.server.schemas import ConversationPatch, Id, NewConversation
 from ducklm.stores import Conversation
-from ducklm.workspaces import requested_workspace
 
 router = APIRouter(prefix="/conversations", tags=["conversations"])
 

@@ -6,10 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, status
 
+from ducklm.learning.skills import Skill
 from ducklm.server.deps import Duck
 from ducklm.server.responses import SkillProblemView, SkillsView, errors
 from ducklm.server.schemas import Id
-from ducklm.skills import Skill
 from ducklm.stores.experience import ExperienceRecord
 
 router = APIRouter(tags=["learning"])

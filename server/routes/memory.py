@@ -9,11 +9,11 @@ from fastapi import APIRouter, HTTPException, Query, Response, status
 
 from ducklm.memory import MemoryStore
 from ducklm.memory.records import MemoryRecord, Scope
-from ducklm.runtime import DuckLM
+from ducklm.runtime.facade import DuckLM
+from ducklm.runtime.workspaces import resolve_workspace
 from ducklm.server.deps import Duck
 from ducklm.server.responses import MemoryHitView, MemorySearchView, errors
 from ducklm.server.schemas import MAX_ID_LENGTH, MAX_PATH_LENGTH, Id, NewMemoryBody
-from ducklm.workspaces import resolve_workspace
 
 router = APIRouter(prefix="/memory", tags=["memory"], responses=errors(503))
 

@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Query, status
 from sse_starlette import EventSourceResponse
 
-from ducklm.events import Event
-from ducklm.runtime import DuckLM, NotWaitingError
+from ducklm.runtime.events import Event
+from ducklm.runtime.facade import DuckLM, NotWaitingError
 from ducklm.server.deps import Duck, Hub
 from ducklm.server.responses import (
     EventView,

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ducklm.settings import Settings
+from ducklm.config.settings import Settings
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 from tests.support.server import Served
 

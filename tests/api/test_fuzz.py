@@ -39,7 +39,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from ducklm.settings import Settings, load_settings
+from ducklm.config.settings import Settings, load_settings
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 from tests.support.server import serve
 

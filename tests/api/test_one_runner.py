@@ -19,7 +19,7 @@ import pytest
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.schema import StreamPart
 
-from ducklm.settings import Settings
+from ducklm.config.settings import Settings
 from tests.support.cli import announced_urls, cli_env, model_reached, run_cli
 from tests.support.scripted_llm import ScriptedLLM, reply
 from tests.support.server import TOKEN, Served, sdk_client, serve, stream
@@ -122,7 +122,7 @@ async def test_a_run_killed_with_its_server_is_recovered_and_resumed(
 ) -> None:
     env = {**cli_env(settings), "DUCK_API_TOKEN": TOKEN}
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "ducklm.cli", "serve", "--port", "0",
+        sys.executable, "-m", "ducklm.cli.main", "serve", "--port", "0",
         env=env, cwd=tmp_path, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     try:

@@ -10,11 +10,11 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from ducklm.config.settings import Settings
 from ducklm.server.hosts import is_allowed_host, is_loopback, normal_names
 from ducklm.server.session import CSRF_HEADER, Logins
 from ducklm.server.token import load_token, same_token
 from ducklm.server.web import ASSET_SUFFIXES, UI_DIR
-from ducklm.settings import Settings
 from tests.support.scripted_llm import ScriptedLLM, reply
 from tests.support.server import Served, serve
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ducklm.settings import Settings
+from ducklm.config.settings import Settings
 from tests.support.cli import announced_urls, cli_env, run_cli, serving
 
 pytestmark = pytest.mark.slow
@@ -22,7 +22,7 @@ async def test_serve_prints_its_address_and_stops_cleanly(
     settings: Settings, tmp_path: Path
 ) -> None:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "ducklm.cli", "serve", "--port", "0",
+        sys.executable, "-m", "ducklm.cli.main", "serve", "--port", "0",
         env=cli_env(settings), cwd=tmp_path, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     assert proc.stderr is not None

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Page, Route, expect
 
-from ducklm.settings import Settings
+from ducklm.config.settings import Settings
 from tests.e2e.conftest import screenshot
 from tests.e2e.test_web_chat import last_turn, quiet, send
 from tests.support.cli import cli_env, kill_mid_run

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Locator, Page, expect
 
-from ducklm.settings import Settings
+from ducklm.config.settings import Settings
 from tests.support.fake_sudo import PASSWORD
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 from tests.support.server import Served

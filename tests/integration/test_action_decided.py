@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from ducklm.console import ConsolePrinter
-from ducklm.events import Event
-from ducklm.nodes.action_decision import DIRECTIVE_CHARS
-from ducklm.runtime import DuckLM
-from ducklm.settings import Settings
+from ducklm.cli.console import ConsolePrinter
+from ducklm.config.settings import Settings
+from ducklm.runtime.events import Event
+from ducklm.runtime.facade import DuckLM
+from ducklm.turn.action_decision import DIRECTIVE_CHARS
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 
 JSON_MODE = """

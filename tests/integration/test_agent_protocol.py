@@ -24,8 +24,8 @@ from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
 from langgraph_sdk.schema import StreamPart, StreamPartV2
 
+from ducklm.config.settings import Settings
 from ducklm.server.agent_protocol.assistants import ASSISTANT_ID
-from ducklm.settings import Settings
 from tests.support.fake_sudo import PASSWORD
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 from tests.support.server import Served, sdk_client

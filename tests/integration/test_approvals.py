@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ducklm.runtime import DuckLM, NotWaitingError
-from ducklm.settings import Settings
+from ducklm.config.settings import Settings
+from ducklm.runtime.facade import DuckLM, NotWaitingError
 from ducklm.tools.hitl import DecisionError
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 

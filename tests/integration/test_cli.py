@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from ducklm.events import EVENT_TYPES
-from ducklm.operator_stores import open_operator_stores
-from ducklm.settings import Settings
-from ducklm.skill_proposals import NewProposal, write_proposal
+from ducklm.config.settings import Settings
+from ducklm.learning.skill_proposals import NewProposal, write_proposal
+from ducklm.runtime.events import EVENT_TYPES
+from ducklm.stores.operator import open_operator_stores
 from tests.support.cli import cli_env, run_cli
 from tests.support.scripted_llm import Reply, ScriptedLLM, call, reply
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from ducklm.coder import CodeProposal, CoderError, propose_change, python_syntax_error
-from ducklm.context import DuckContext, open_dependencies
-from ducklm.settings import Settings
+from ducklm.config.settings import Settings
+from ducklm.runtime.context import DuckContext, open_dependencies
 from ducklm.tools.errors import ToolError
+from ducklm.turn.coding.coder import CodeProposal, CoderError, propose_change, python_syntax_error
 from tests.support.scripted_llm import ScriptedLLM, reply
 
 MODELS = """

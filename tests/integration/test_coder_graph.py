@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ducklm.runtime import DuckLM
+from ducklm.runtime.facade import DuckLM
 from tests.support.scripted_llm import Reply, ScriptedLLM, call, reply
 
 BROKEN = "def add(a, b):\n    return a - b\n"

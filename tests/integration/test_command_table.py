@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from ducklm.tools.command_policy import CommandPolicy, load_command_policy
+from ducklm.tools.commands.policy import CommandPolicy, load_command_policy
 from ducklm.tools.policy import PolicyEnv, assess
-from ducklm.tools.sandbox import detect_protection
+from ducklm.tools.sandbox.runner import detect_protection
 from ducklm.tools.shell import ShellEnv, shell_exec
 
 Check = Callable[[Path, Path], bool]  # (workspace, outside) -> the effect is as expected

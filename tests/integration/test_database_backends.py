@@ -13,11 +13,10 @@ from typing import Any
 
 import pytest
 
-from ducklm.audit_buffer import AuditBuffer
-from ducklm.doctor import run_checks
-from ducklm.prune import PrunePolicy, prune_configured
-from ducklm.runtime import DuckLM
-from ducklm.settings import Settings
+from ducklm.cli.doctor import run_checks
+from ducklm.config.settings import Settings
+from ducklm.runtime.audit_buffer import AuditBuffer
+from ducklm.runtime.facade import DuckLM
 from ducklm.stores import (
     ApprovalRules,
     AuditLog,
@@ -30,6 +29,7 @@ from ducklm.stores import (
     open_database,
 )
 from ducklm.stores.experience import ExperienceLog, ExperienceRecord
+from ducklm.stores.prune import PrunePolicy, prune_configured
 from tests.support.postgres import on_backend
 from tests.support.scripted_llm import ScriptedLLM, reply
 from tests.support.server import Served

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ducklm.runtime import DuckLM
-from ducklm.settings import Settings
+from ducklm.config.settings import Settings
+from ducklm.runtime.facade import DuckLM
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 
 

@@ -16,10 +16,10 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from ducklm.context import Dependencies, open_dependencies
+from ducklm.config.settings import Settings
 from ducklm.graph.builder import DuckGraph, build_graph
-from ducklm.nodes.transcript import NOT_RUN
-from ducklm.settings import Settings
+from ducklm.runtime.context import Dependencies, open_dependencies
+from ducklm.turn.prompting.transcript import NOT_RUN
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 
 CONFIG: Any = {"configurable": {"thread_id": "g1"}}

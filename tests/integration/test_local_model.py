@@ -20,10 +20,10 @@ from typing import Any
 import httpx
 import pytest
 
-from ducklm import llama
-from ducklm.events import Event
-from ducklm.runtime import DuckLM
-from ducklm.settings import Settings, load_settings
+from ducklm.config.settings import Settings, load_settings
+from ducklm.models.local import server as llama
+from ducklm.runtime.events import Event
+from ducklm.runtime.facade import DuckLM
 from tests.support.cli import announced_urls, cli_env
 
 pytestmark = pytest.mark.slow
@@ -142,7 +142,7 @@ async def test_serve_starts_the_local_server_and_stops_it_on_exit(
 ) -> None:
     env = cli_env(local_settings) | {"DUCK_LLAMA_PORT": str(local_settings.llama_port)}
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "ducklm.cli", "serve", "--port", "0",
+        sys.executable, "-m", "ducklm.cli.main", "serve", "--port", "0",
         env=env, cwd=tmp_path, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     assert proc.stderr is not None

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from ducklm.runtime import DuckLM
-from ducklm.settings import Settings
-from ducklm.tokens import estimate_tokens
+from ducklm.config.settings import Settings
+from ducklm.models.tokens import estimate_tokens
+from ducklm.runtime.facade import DuckLM
 from tests.support.scripted_llm import Reply, ScriptedLLM, reply
 
 

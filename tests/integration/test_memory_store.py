@@ -23,11 +23,11 @@ import pytest
 from langchain_qdrant import QdrantVectorStore
 from qdrant_client import QdrantClient, models
 
+from ducklm.config.settings import Settings, load_settings
 from ducklm.memory import MemoryNotFound, MemoryStore, NewMemory, infer_scope, open_memory
 from ducklm.memory.bm25 import BM25Index
 from ducklm.memory.layout import collection_name
 from ducklm.memory.tokens import tokenize
-from ducklm.settings import Settings, load_settings
 from ducklm.stores import open_database
 
 WS = "/home/sam/pond"

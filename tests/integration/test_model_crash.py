@@ -20,14 +20,14 @@ from typing import Any
 import httpx
 import pytest
 
-from ducklm import llama
-from ducklm.doctor import check_models, run_checks
-from ducklm.llama_crash import last_ending
-from ducklm.llama_keeper import RestartPolicy
-from ducklm.local_model import local_server_for
-from ducklm.roles import load_roles
-from ducklm.runtime import DuckLM
-from ducklm.settings import Settings
+from ducklm.cli.doctor import check_models, run_checks
+from ducklm.config.settings import Settings
+from ducklm.models.local import server as llama
+from ducklm.models.local.autostart import local_server_for
+from ducklm.models.local.crash import last_ending
+from ducklm.models.local.keeper import RestartPolicy
+from ducklm.models.roles import load_roles
+from ducklm.runtime.facade import DuckLM
 from tests.support.cli import cli_env, run_cli
 from tests.support.fake_llama_server import Mode, fake_llama_bin
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ducklm.settings import Settings
+from ducklm.config.settings import Settings
 from tests.support.cli import CliResult, cli_env, kill_mid_run, run_cli
 from tests.support.scripted_llm import ScriptedLLM, reply
 from tests.support.server import serve, stream

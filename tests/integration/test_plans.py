@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ducklm.events import Event
-from ducklm.runtime import DuckLM
-from ducklm.settings import Settings
+from ducklm.config.settings import Settings
+from ducklm.runtime.events import Event
+from ducklm.runtime.facade import DuckLM
 from tests.support.role_script import RoleScript
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 

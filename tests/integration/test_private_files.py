@@ -10,8 +10,8 @@ import asyncio
 import stat
 from pathlib import Path
 
-from ducklm.runtime import DuckLM
-from ducklm.settings import Settings
+from ducklm.config.settings import Settings
+from ducklm.runtime.facade import DuckLM
 from ducklm.stores.private import secure_data_dir
 from tests.support.cli import cli_env, run_cli
 from tests.support.scripted_llm import ScriptedLLM, reply

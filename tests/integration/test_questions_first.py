@@ -18,10 +18,10 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 
-from ducklm.events import Event
-from ducklm.nodes.tool_questions import PASSWORD_LOST
-from ducklm.runtime import DuckLM, RunResult
-from ducklm.settings import Settings
+from ducklm.config.settings import Settings
+from ducklm.runtime.events import Event
+from ducklm.runtime.facade import DuckLM, RunResult
+from ducklm.turn.tool_step.questions import PASSWORD_LOST
 from tests.support.fake_sudo import PASSWORD
 from tests.support.scripted_llm import ScriptedLLM, ToolCallSpec, reply
 

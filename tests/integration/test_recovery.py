@@ -7,12 +7,12 @@ import sys
 
 import pytest
 
-from ducklm.operator_stores import open_operator_stores
-from ducklm.owner import ProcessOwner
-from ducklm.recovery import INTERRUPTED_BY_RESTART
-from ducklm.runtime import DuckLM
-from ducklm.settings import Settings
+from ducklm.config.settings import Settings
+from ducklm.runtime.facade import DuckLM
+from ducklm.runtime.owner import ProcessOwner
+from ducklm.runtime.recovery import INTERRUPTED_BY_RESTART
 from ducklm.stores import Runs, Tasks
+from ducklm.stores.operator import open_operator_stores
 from tests.support.postgres import on_backend
 
 

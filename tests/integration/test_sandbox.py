@@ -18,9 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from ducklm.tools import cgroup
-from ducklm.tools.landlock import abi_version
-from ducklm.tools.sandbox import ExecResult, Limits, Protection, detect_protection, run_sandboxed
+from ducklm.tools.sandbox.landlock import abi_version
+from ducklm.tools.sandbox.runner import (
+    ExecResult,
+    Limits,
+    Protection,
+    cgroup,
+    detect_protection,
+    run_sandboxed,
+)
 
 HAS_BWRAP = shutil.which("bwrap") is not None
 HAS_LANDLOCK = abi_version() >= 1

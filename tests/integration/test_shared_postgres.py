@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ducklm.settings import Settings
+from ducklm.config.settings import Settings
 from tests.support.cli import cli_env
 from tests.support.langgraph_dev import spawn_logged, stop, tail
 from tests.support.postgres import fresh_schema, require_postgres
@@ -52,7 +52,7 @@ async def ducklm_serve(
         "DUCK_API_TOKEN": TOKEN,
     }
     log = folder / f"serve-{name}.log"
-    command = [sys.executable, "-m", "ducklm.cli", "serve", "--port", "0"]
+    command = [sys.executable, "-m", "ducklm.cli.main", "serve", "--port", "0"]
     process = await asyncio.to_thread(spawn_logged, command, folder, env, log)
     try:
         base = await asyncio.to_thread(_announced_url, process, log)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ducklm.runtime import DuckLM, RunResult
+from ducklm.runtime.facade import DuckLM, RunResult
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 
 

@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from ducklm.code_proposals import CodeProposal, CoderFailure
+from ducklm.config.settings import Settings
 from ducklm.graph.state import CHECKPOINT_TYPES, DuckState
-from ducklm.plans import Plan, PlanStep
-from ducklm.router import Route
-from ducklm.runtime import DuckLM
-from ducklm.settings import Settings
+from ducklm.runtime.facade import DuckLM
 from ducklm.stores.checkpoints import open_checkpointer
+from ducklm.turn.coding.proposals import CodeProposal, CoderFailure
+from ducklm.turn.planning.plans import Plan, PlanStep
+from ducklm.turn.router import Route
 from tests.support.role_script import RoleScript
 from tests.support.scripted_llm import call, reply
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from langgraph.types import Command
 
-from ducklm.nodes import tool_run
-from ducklm.runtime import DuckLM, NotWaitingError
-from ducklm.settings import Settings
+from ducklm.config.settings import Settings
+from ducklm.runtime.facade import DuckLM, NotWaitingError
+from ducklm.turn.tool_step import run as tool_run
 from tests.support.cli import cli_env, run_cli
 from tests.support.fake_sudo import PASSWORD
 from tests.support.scripted_llm import ScriptedLLM, ToolCallSpec, call, reply
@@ -168,6 +168,6 @@ def _ducklm_pids() -> list[int]:
             cmdline = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"ducklm.cli" in cmdline and b"K1" in cmdline:
+        if b"ducklm.cli.main" in cmdline and b"K1" in cmdline:
             pids.append(int(entry.name))
     return pids

@@ -18,17 +18,17 @@ from typing import Any
 
 import pytest
 
-from ducklm.settings import Settings
+from ducklm.config.settings import Settings
 from tests.support.cli import CliResult, cli_env, run_cli, serving
 from tests.support.scripted_llm import Reply, ScriptedLLM, call, reply
 
 pytestmark = pytest.mark.slow
 
 SWITCHES = ("--no-critic", "--no-memory")
-HEAVY = ("torch", "langgraph", "sentence_transformers", "qdrant_client", "ducklm.runtime")
+HEAVY = ("torch", "langgraph", "sentence_transformers", "qdrant_client", "ducklm.runtime.facade")
 HEAVY_CHECK = f"""
 import json, sys
-from ducklm.cli import main
+from ducklm.cli.main import main
 code = main(sys.argv[1:])
 heavy = {HEAVY!r}
 loaded = sorted(m for m in sys.modules if any(m == h or m.startswith(h + ".") for h in heavy))

@@ -11,8 +11,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from ducklm.context_budget import Budget, ContextParts, countable_texts, message_text, pack_context
-from ducklm.tokens import ESTIMATE, estimate_tokens, prefetched, root_url, server_tokenizer
+from ducklm.models.tokens import ESTIMATE, estimate_tokens, prefetched, root_url, server_tokenizer
+from ducklm.turn.prompting.budget import (
+    Budget,
+    ContextParts,
+    countable_texts,
+    message_text,
+    pack_context,
+)
 
 
 class TokenizerServer:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from ducklm.runtime import DuckLM
-from ducklm.settings import Settings
+from ducklm.config.settings import Settings
+from ducklm.runtime.facade import DuckLM
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 
 

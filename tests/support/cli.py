@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from ducklm.settings import Settings
+from ducklm.config.settings import Settings
 from tests.support.scripted_llm import ScriptedLLM, reply
 
 
@@ -50,11 +50,11 @@ def cli_env(settings: Settings) -> dict[str, str]:
 async def start_cli(
     *args: str, env: dict[str, str], cwd: Path, stdin: int = asyncio.subprocess.DEVNULL
 ) -> asyncio.subprocess.Process:
-    """Start `python -m ducklm.cli ARGS` and return the process (to kill it mid-run)."""
+    """Start `python -m ducklm.cli.main ARGS` and return the process (to kill it mid-run)."""
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "ducklm.cli",
+        "ducklm.cli.main",
         *args,
         env=env,
         cwd=cwd,
@@ -67,7 +67,7 @@ async def start_cli(
 async def run_cli(
     *args: str, env: dict[str, str], cwd: Path, stdin: str | None = None, limit_s: float = 60
 ) -> CliResult:
-    """Run `python -m ducklm.cli ARGS` to completion without blocking the event loop."""
+    """Run `python -m ducklm.cli.main ARGS` to completion without blocking the event loop."""
     proc = await start_cli(*args, env=env, cwd=cwd, stdin=asyncio.subprocess.PIPE)
     out, err = await asyncio.wait_for(
         proc.communicate(stdin.encode() if stdin is not None else None), limit_s
@@ -127,7 +127,7 @@ async def serving(
 ) -> AsyncIterator[tuple[str, str]]:
     """`ducklm serve --port 0` until the block ends (then Ctrl-C): base URL and login URL."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "ducklm.cli", "serve", "--port", "0", *flags,
+        sys.executable, "-m", "ducklm.cli.main", "serve", "--port", "0", *flags,
         env=env, cwd=cwd, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     assert proc.stderr is not None

@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 import psycopg
 import pytest
 
-from ducklm.settings import Settings
+from ducklm.config.settings import Settings
 
 # Read at import: the autouse fixture that hides the machine's DUCK_* variables runs first.
 TEST_DATABASE_URL = os.environ.get("DUCK_TEST_DATABASE_URL")

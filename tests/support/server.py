@@ -18,8 +18,8 @@ import uvicorn
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
+from ducklm.config.settings import Settings
 from ducklm.server import create_app
-from ducklm.settings import Settings
 
 TOKEN = "test-token-0123456789abcdef"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ducklm.tools import command_policy
-from ducklm.tools.command_policy import (
+from ducklm.tools.commands import policy as command_policy
+from ducklm.tools.commands.policy import (
     ANALYSIS_FAILED,
     CommandPolicy,
     CommandVerdict,

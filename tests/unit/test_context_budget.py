@@ -8,7 +8,9 @@ from collections.abc import Callable, Sequence
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from ducklm.context_budget import (
+from ducklm.config.settings import load_settings
+from ducklm.models.tokens import estimate_tokens, prefetched
+from ducklm.turn.prompting.budget import (
     MEMORIES_HEADER,
     MESSAGE_OVERHEAD_TOKENS,
     OUTPUT_CUT,
@@ -27,8 +29,6 @@ from ducklm.context_budget import (
     pack_context,
     split_at_request,
 )
-from ducklm.settings import load_settings
-from ducklm.tokens import estimate_tokens, prefetched
 
 Counter = Callable[[str], int]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from ducklm.graph.studio import graph
+from ducklm.models.prompts import PROMPT_FIELDS, load_prompts
+from ducklm.models.roles import ROLE_NAMES, load_roles
 from ducklm.nodes.action_json import directive_prompt
-from ducklm.role_prompts import PROMPT_FIELDS, load_prompts
-from ducklm.roles import ROLE_NAMES, load_roles
 from ducklm.tools.registry import default_tools
 from tests.support.snapshots import assert_snapshot
 

@@ -21,15 +21,15 @@ import httpx
 import openai
 import pytest
 
-from ducklm import llama
-from ducklm.cli import build_parser
-from ducklm.llama_exit import Ending, read_ending
-from ducklm.llama_supervisor import command as supervised
-from ducklm.llama_supervisor import write_private
-from ducklm.local_model import local_models_path, models_config_for
-from ducklm.model_errors import describe_failure
-from ducklm.roles import ROLE_NAMES, load_roles
-from ducklm.settings import Settings, load_settings
+from ducklm.cli.main import build_parser
+from ducklm.config.settings import Settings, load_settings
+from ducklm.models.errors import describe_failure
+from ducklm.models.local import server as llama
+from ducklm.models.local.autostart import local_models_path, models_config_for
+from ducklm.models.local.exit_status import Ending, read_ending
+from ducklm.models.local.supervisor import command as supervised
+from ducklm.models.local.supervisor import write_private
+from ducklm.models.roles import ROLE_NAMES, load_roles
 
 # Stands in for a server: a process whose command line names the model file.
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]

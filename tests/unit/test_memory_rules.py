@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ducklm.memory_rules import Neighbour, decide, find_secret, subject_of
+from ducklm.turn.memory_rules import Neighbour, decide, find_secret, subject_of
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ducklm.plans import (
+from ducklm.turn.planning.plans import (
     NextStep,
     Plan,
     PlanError,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ducklm.router import (
+from ducklm.turn.router import (
     CODER_TOOLS,
     DECISIONS,
     Route,

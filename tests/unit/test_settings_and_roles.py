@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ducklm.roles import ROLE_NAMES, ModelsConfigError, load_roles
-from ducklm.settings import SettingsError, load_settings
+from ducklm.config.settings import SettingsError, load_settings
+from ducklm.models.roles import ROLE_NAMES, ModelsConfigError, load_roles
 
 
 def test_defaults() -> None:

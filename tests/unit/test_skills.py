@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from ducklm.skills import (
+from ducklm.learning.skills import (
     SKILL_CUT,
     Skill,
     SkillRegistry,
@@ -20,7 +20,7 @@ from ducklm.skills import (
     render_skills,
     trigger_hits,
 )
-from ducklm.tokens import estimate_tokens
+from ducklm.models.tokens import estimate_tokens
 
 SHIPPED = {"analyze_project", "fix_failing_test", "summarize_file", "tidy_workspace"}
 TOOLS = ("file_read", "file_write", "list_dir", "search_files", "shell_exec")

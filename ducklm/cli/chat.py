@@ -1,0 +1,170 @@
+"""`ducklm chat`, `resume` and `password`, written once over a conversation door.
+
+The door is `DuckLM` itself when the CLI runs the graph in-process, or
+`ducklm.cli.remote.RemoteConversations` when a `ducklm serve` runs on the same data dir.
+Either way the commands print the same lines and exit with the same codes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import json
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ducklm.cli.console import EXIT_CODES, ConsolePrinter, print_run
+from ducklm.tools.hitl import DecisionError, is_password_request
+
+if TYPE_CHECKING:
+    from ducklm.runtime.events import Event
+
+
+class ConversationDoor(Protocol):
+    """What the conversation commands need; `DuckLM` has exactly these methods."""
+
+    def stream(
+        self,
+        message: str,
+        *,
+        thread_id: str | None = None,
+        critic: bool = True,
+        memory: bool = True,
+    ) -> AsyncIterator[Event]:
+        """Run `message` as a new task on a thread."""
+        ...
+
+    def resume(
+        self,
+        thread_id: str,
+        decisions: list[dict[str, Any]],
+        *,
+        critic: bool | None = None,
+        memory: bool | None = None,
+    ) -> AsyncIterator[Event]:
+        """Answer the approval the thread waits at."""
+        ...
+
+    def continue_run(self, thread_id: str) -> AsyncIterator[Event]:
+        """Go on with a run the process left unfinished."""
+        ...
+
+    def provide_password(self, thread_id: str, password: str) -> AsyncIterator[Event]:
+        """Give the sudo password the thread waits for."""
+        ...
+
+    def cancel_password(self, thread_id: str) -> AsyncIterator[Event]:
+        """Refuse the password: the command does not run."""
+        ...
+
+    async def pending_request(self, thread_id: str) -> tuple[str, Any]:
+        """The question the thread waits at: its interrupt id and request."""
+        ...
+
+
+async def cmd_chat(door: ConversationDoor, args: argparse.Namespace) -> int:
+    """`ducklm chat`."""
+    flags: dict[str, Any] = {"critic": not args.no_critic, "memory": not args.no_memory}
+    if args.message is not None:
+        stream = door.stream(args.message, thread_id=args.thread, **flags)
+        return await print_run(stream, ConsolePrinter(as_json=args.json))
+    # A uuid4, as `ducklm.runtime.facade.new_thread_id` makes them (importing it loads the graph).
+    return await _interactive(door, args.thread or str(uuid.uuid4()), flags, args.json)
+
+
+async def cmd_resume(door: ConversationDoor, args: argparse.Namespace) -> int:
+    """`ducklm resume`: the same decision for every action the thread is waiting on."""
+    printer = ConsolePrinter(as_json=args.json)
+    if args.decision is None:
+        return await print_run(door.continue_run(args.thread), printer)
+    _, request = await door.pending_request(args.thread)
+    decision = make_decision(args.decision, args.args, args.message)
+    decisions = [decision] * len(request["action_requests"])
+    stream = door.resume(
+        args.thread, decisions, critic=not args.no_critic, memory=not args.no_memory
+    )
+    return await print_run(stream, printer)
+
+
+async def cmd_password(door: ConversationDoor, args: argparse.Namespace) -> int:
+    """`ducklm password`: read the password without echo and hand it over, or cancel."""
+    printer = ConsolePrinter(as_json=args.json)
+    if args.cancel:
+        return await print_run(door.cancel_password(args.thread), printer)
+    await door.pending_request(args.thread)  # fail before prompting when nothing waits
+    secret = await asyncio.to_thread(read_secret)
+    return await print_run(door.provide_password(args.thread, secret), printer)
+
+
+def make_decision(kind: str, raw_args: str | None, message: str | None) -> dict[str, Any]:
+    """The decision `--decision KIND [--args JSON] [--message TEXT]` stands for.
+
+    Raises:
+        DecisionError: `edit` without `--args`, or `--args` that is not JSON.
+    """
+    if kind == "edit":
+        if raw_args is None:
+            raise DecisionError("--decision edit needs --args with the new arguments as JSON")
+        try:
+            new_args = json.loads(raw_args)
+        except json.JSONDecodeError as exc:
+            raise DecisionError(f"--args is not valid JSON: {exc.msg}") from None
+        return {"type": "edit", "edited_action": {"args": new_args}}
+    if kind == "reject" and message:
+        return {"type": "reject", "message": message}
+    return {"type": kind}
+
+
+async def _interactive(
+    door: ConversationDoor, thread_id: str, flags: dict[str, Any], as_json: bool
+) -> int:
+    print(f"DuckLM chat on thread {thread_id}. Empty line or Ctrl-D to leave.", file=sys.stderr)
+    code = 0
+    while True:
+        try:
+            line = await asyncio.to_thread(input, "you> ")
+        except EOFError:
+            return code
+        if not line.strip():
+            return code
+        code = await print_run(
+            door.stream(line, thread_id=thread_id, **flags), ConsolePrinter(as_json=as_json)
+        )
+        while code == EXIT_CODES["interrupted"]:
+            code = await _answer_interactively(door, thread_id, flags, as_json)
+
+
+async def _answer_interactively(
+    door: ConversationDoor, thread_id: str, flags: dict[str, Any], as_json: bool
+) -> int:
+    """Ask the person at the terminal what the paused run waits for, and go on."""
+    printer = ConsolePrinter(as_json=as_json)
+    _, request = await door.pending_request(thread_id)
+    try:
+        if is_password_request(request):
+            secret = await asyncio.to_thread(read_secret)
+            return await print_run(door.provide_password(thread_id, secret), printer)
+        answer = await asyncio.to_thread(input, "decision [approve/reject/allow_forever]> ")
+        decision = make_decision(answer.strip() or "reject", None, None)
+        decisions = [decision] * len(request["action_requests"])
+        return await print_run(door.resume(thread_id, decisions, **flags), printer)
+    except DecisionError as exc:
+        print(f"ducklm: {exc}", file=sys.stderr)
+        return EXIT_CODES["interrupted"]
+
+
+def read_secret() -> str:
+    """A password from the terminal without echo, or the first line of piped stdin."""
+    if sys.stdin.isatty():
+        return getpass.getpass("sudo password: ")
+    return sys.stdin.readline().rstrip("\n")
+
+
+if TYPE_CHECKING:
+    from ducklm.runtime.facade import DuckLM
+
+    def _duck_is_a_door(duck: DuckLM) -> ConversationDoor:
+        return duck  # mypy checks here that the in-process runtime fits the door

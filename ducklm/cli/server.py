@@ -1,0 +1,178 @@
+"""`ducklm serve`, `ducklm open` and `ducklm token`: commands that do not open DuckLM.
+
+The server's lifespan opens the runtime (and embedded Qdrant locks its folder for one
+process), so these run before, and instead of, the CLI's usual `DuckLM.open`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from ducklm.cli.llama import say
+from ducklm.config.settings import Settings
+from ducklm.models.local.autostart import local_server_for
+from ducklm.runtime.server_file import read_server_file, remove_server_file, write_server_file
+from ducklm.stores import require_database
+
+Standalone = Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]
+EXIT_USAGE = 2
+
+
+def add_server_commands(sub: Any) -> None:
+    """Add `serve`, `open` and `token` to the `ducklm` parser."""
+    serve = sub.add_parser(
+        "serve",
+        help="serve the web chat and the HTTP API",
+        description="Serve the web chat at / and the HTTP API under /v1 (interactive docs "
+        "at /docs with DUCK_API_DOCS=1). Prints a one-time login URL for the browser. "
+        "Binds 127.0.0.1 by default; another address needs DUCK_API_TOKEN and "
+        "DUCK_ALLOWED_HOSTS.",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port (8000; 0 picks a free one)")
+    serve.add_argument("--open", action="store_true", help="log the web browser in once bound")
+    serve.set_defaults(standalone_fn=cmd_serve)
+    opener = sub.add_parser(
+        "open",
+        help="log the web browser in to the running server (prints a fresh login URL)",
+    )
+    opener.add_argument("--no-browser", action="store_true", help="only print the URL")
+    opener.set_defaults(standalone_fn=cmd_open)
+    token = sub.add_parser("token", help="print the API token clients send as a bearer token")
+    token.set_defaults(standalone_fn=cmd_token)
+
+
+async def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
+    """`ducklm serve`."""
+    from ducklm.server.hosts import is_loopback  # noqa: PLC0415
+
+    if not is_loopback(args.host) and not settings.api_token:
+        print(
+            f"ducklm: refusing to serve on {args.host} without DUCK_API_TOKEN: anyone who "
+            "can reach that address could run commands here. Set DUCK_API_TOKEN (at "
+            "least 16 characters) and DUCK_ALLOWED_HOSTS, or bind 127.0.0.1.",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    # A PostgreSQL server that does not answer is a clear refusal here, not a traceback
+    # from the app's startup (raises DatabaseUnavailable, which the CLI reports).
+    await require_database(settings.database_location)
+    # No model server answering and the local extra installed: run the local one meanwhile.
+    async with local_server_for(settings, say) as served:
+        return await _serve(served, args)
+
+
+async def _serve(settings: Settings, args: argparse.Namespace) -> int:
+    import uvicorn  # noqa: PLC0415  only the server needs it
+
+    from ducklm.server import create_app  # noqa: PLC0415
+
+    app = await asyncio.to_thread(create_app, settings)  # it checks the ui folder on disk
+    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port))
+    # uvicorn shuts down on SIGTERM, then raises the signal again. Its default action
+    # would end the process there, before `local_server_for` stops the model server it
+    # started (left running, seen here). As Ctrl-C it unwinds through that cleanup.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    serving = asyncio.create_task(server.serve())
+    # Say where the chat is once the socket is bound (with --port 0 only then known).
+    while not server.started and not serving.done():  # noqa: ASYNC110  uvicorn has a flag, no event
+        await asyncio.sleep(0.05)
+    if not server.started:
+        await serving
+        return 1
+    port = server.servers[0].sockets[0].getsockname()[1]
+    base = f"http://{browse_host(args.host)}:{port}"
+    running = await write_server_file(settings.data_dir, base)
+    try:
+        login = f"{base}/login?code={app.state.logins.new_code()}"
+        print(f"ducklm: web chat at {base}/", file=sys.stderr)
+        print(
+            f"ducklm: log the browser in at {login} (works once, within 10 minutes; "
+            "`ducklm open` makes another)",
+            file=sys.stderr,
+            flush=True,
+        )
+        if args.open:
+            await open_browser(login)
+        await serving
+    finally:
+        await remove_server_file(settings.data_dir, running)
+    return 0
+
+
+def browse_host(bind: str) -> str:
+    """The host a browser on this machine uses for a server bound to `bind`."""
+    if bind in {"", "0.0.0.0"}:  # every address: loopback is one of them
+        return "127.0.0.1"
+    if bind == "::":
+        return "[::1]"
+    return f"[{bind}]" if ":" in bind else bind
+
+
+async def open_browser(url: str) -> None:
+    """Open `url` in the person's web browser (`BROWSER` chooses it), off the loop."""
+    import webbrowser  # noqa: PLC0415  only these commands need it
+
+    # It may start a browser process and wait for it: never on the event loop.
+    if not await asyncio.to_thread(webbrowser.open, url):
+        print("ducklm: found no web browser: open the URL yourself", file=sys.stderr)
+
+
+async def cmd_open(settings: Settings, args: argparse.Namespace) -> int:
+    """`ducklm open`: a fresh login URL from the running server, opened in the browser."""
+    from ducklm.server.token import load_token  # noqa: PLC0415
+
+    running = await read_server_file(settings.data_dir)
+    token = await load_token(settings, create=False)
+    if running is None or token is None:
+        print(
+            f"ducklm: no server is running on {settings.data_dir}: start one with "
+            "`ducklm serve --open`",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    url = await _login_url(running.url, token)
+    if url is None:
+        return 1
+    print(url, flush=True)
+    if not args.no_browser:
+        await open_browser(url)
+    return 0
+
+
+async def _login_url(base: str, token: str) -> str | None:
+    """A login URL from the server at `base`, or `None` (said why on stderr)."""
+    import httpx  # noqa: PLC0415  only this command needs it
+
+    # trust_env off: the bearer token goes to this server, never to a configured proxy.
+    client = await asyncio.to_thread(httpx.AsyncClient, base_url=base, trust_env=False)
+    async with client:
+        try:
+            response = await client.post(
+                "/v1/login-codes", headers={"Authorization": f"Bearer {token}"}, timeout=10
+            )
+        except httpx.TransportError:
+            print(f"ducklm: the server at {base} does not answer: is it running?", file=sys.stderr)
+            return None
+    if response.status_code != 201:
+        print(
+            f"ducklm: the server at {base} refused a login code ({response.status_code}): "
+            "does it use the same DUCK_API_TOKEN (or data dir) as this command?",
+            file=sys.stderr,
+        )
+        return None
+    url: str = response.json()["url"]
+    return url
+
+
+async def cmd_token(settings: Settings, args: argparse.Namespace) -> int:
+    """`ducklm token`: the configured token, or the one kept in the data dir."""
+    from ducklm.server.token import load_token  # noqa: PLC0415
+
+    print(await load_token(settings))
+    return 0

@@ -1,0 +1,1 @@
+"""What DuckLM learns across turns: skills and the skill proposals the critic writes."""

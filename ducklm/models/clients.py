@@ -1,0 +1,150 @@
+"""Chat clients per model role, and how a role asks its server for JSON.
+
+Clients are `ChatOpenAI` with the client library's own retries switched off: retries
+belong to the graph (`RetryPolicy` on the nodes that call models) so there is one place
+that decides what is safe to repeat. Building a client creates an SSL context (file
+reads), so `ModelRoles.build` runs on a worker thread, never on the event loop.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import httpx
+from langchain_core.language_models import LanguageModelInput
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langchain_openai import ChatOpenAI
+from langgraph.constants import TAG_NOSTREAM
+
+from ducklm.models.roles import RoleConfig, RoleName
+
+# Enough connections for concurrent conversations (the server runs many at once).
+HTTP_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20)
+
+# Roles whose text people read as it streams: the answer (action, thinker) and code.
+SPEAKING_ROLES: frozenset[RoleName] = frozenset({"action", "thinker", "coder"})
+
+
+class ModelRoles:
+    """The resolved role configs and one chat client per role."""
+
+    def __init__(
+        self,
+        configs: Mapping[RoleName, RoleConfig],
+        clients: Mapping[RoleName, Any],
+        http: httpx.AsyncClient | None = None,
+    ):
+        self._configs = dict(configs)
+        self._clients = dict(clients)
+        self._http = http
+        self._with_tools: dict[tuple[RoleName, tuple[str, ...]], Runnable[Any, Any]] = {}
+
+    @classmethod
+    def build(cls, configs: Mapping[RoleName, RoleConfig]) -> ModelRoles:
+        """Create a client for every role. Blocking: call through `asyncio.to_thread`.
+
+        The roles share one HTTP connection pool that this object owns (`aclose`):
+        langchain-openai's default pool is process-wide and cached by URL, so it would
+        outlive the event loop its connections belong to.
+        """
+        http = httpx.AsyncClient(limits=HTTP_LIMITS, timeout=None)
+        clients = {name: make_chat_model(cfg, http) for name, cfg in configs.items()}
+        return cls(configs, clients, http)
+
+    async def aclose(self) -> None:
+        """Close the roles' HTTP connections."""
+        if self._http is not None:
+            await self._http.aclose()
+
+    def config(self, role: RoleName) -> RoleConfig:
+        """The resolved settings of `role`."""
+        return self._configs[role]
+
+    def chat(self, role: RoleName) -> ChatOpenAI:
+        """The chat client of `role`."""
+        client: ChatOpenAI = self._clients[role]
+        return client
+
+    def with_tools(self, role: RoleName, tools: Sequence[BaseTool]) -> Runnable[Any, Any]:
+        """The role's client with `tools` bound, built once per tool list.
+
+        Binding converts every tool to its JSON schema, about half a millisecond per call:
+        the action role would pay it at every step.
+        """
+        key = (role, tuple(tool.name for tool in tools))
+        if key not in self._with_tools:
+            self._with_tools[key] = self.chat(role).bind_tools(tools)
+        return self._with_tools[key]
+
+    def same_model(self, a: RoleName, b: RoleName) -> bool:
+        """Whether two roles would send a request to the same model on the same server."""
+        ca, cb = self._configs[a], self._configs[b]
+        return (ca.model, ca.base_url) == (cb.model, cb.base_url)
+
+    def json_client(self, role: RoleName, name: str, schema: dict[str, Any]) -> Any:
+        """The role's client set up to answer with JSON that follows `schema`.
+
+        `json_schema` is what llama-server turns into a grammar; llama-cpp-python's server
+        rejects it and takes `json_object` with a `schema` key; `prompt` sends no
+        `response_format` (the schema is in the prompt, see `schema_instructions`).
+        """
+        # A JSON reply is for DuckLM, not for people: kept out of `messages` streams.
+        client = self.chat(role).with_config(tags=[TAG_NOSTREAM])
+        mode = self._configs[role].structured_output
+        if mode == "json_schema":
+            fmt: dict[str, Any] = {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": schema, "strict": False},
+            }
+        elif mode == "json_object_schema":
+            fmt = {"type": "json_object", "schema": schema}
+        else:
+            return client
+        return client.bind(response_format=fmt)
+
+
+def schema_instructions(schema: dict[str, Any]) -> str:
+    """Text that tells a model which JSON to produce, for servers without structured output."""
+    return (
+        "Answer with one JSON object and nothing else. It must follow this JSON schema:\n"
+        + json.dumps(schema, indent=None, sort_keys=True)
+    )
+
+
+class LocalChatOpenAI(ChatOpenAI):
+    """`ChatOpenAI` that limits the reply with `max_tokens`, the field local servers read.
+
+    langchain-openai renames `max_tokens` to OpenAI's newer `max_completion_tokens`, which
+    llama-cpp-python's server ignores: a role then generates until the context is full.
+    Measured with the bundled SmolLM2 under a JSON grammar: about a third of the turns
+    ran a JSON role for minutes, past its 120 s timeout. llama-server, llama-cpp-python,
+    vLLM and Ollama all read `max_tokens`, and OpenAI still takes it for chat models.
+    """
+
+    def _get_request_payload(
+        self, input_: LanguageModelInput, *, stop: list[str] | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        payload: dict[str, Any] = super()._get_request_payload(input_, stop=stop, **kwargs)
+        if "max_completion_tokens" in payload:
+            payload["max_tokens"] = payload.pop("max_completion_tokens")
+        return payload
+
+
+def make_chat_model(cfg: RoleConfig, http: httpx.AsyncClient | None = None) -> ChatOpenAI:
+    """A chat client for one role. Blocking (SSL context): keep it off the event loop."""
+    return LocalChatOpenAI(
+        http_async_client=http,
+        # Roles whose text is not the answer stay out of LangGraph's `messages` stream
+        # mode, so Agent Protocol clients (agent-chat-ui) do not show it as a reply.
+        tags=[] if cfg.name in SPEAKING_ROLES else [TAG_NOSTREAM],
+        model=cfg.model,
+        base_url=cfg.base_url,
+        api_key=cfg.api_key,  # type: ignore[arg-type]  # pydantic coerces str to SecretStr
+        temperature=cfg.temperature,
+        max_tokens=cfg.max_output_tokens,  # type: ignore[call-arg]  # alias of max_completion_tokens
+        timeout=cfg.timeout_s,
+        max_retries=0,
+    )

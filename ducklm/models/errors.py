@@ -1,0 +1,118 @@
+"""Which model errors are worth retrying, and how to tell a person what went wrong.
+
+Nothing here shows exception text to people: a message names the cause and what to do.
+A connection failure to the local server DuckLM started, when that server has crashed,
+names the crash (`ducklm.models.local.crash`) instead of "not reachable".
+"""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import openai
+
+from ducklm.config.settings import Settings
+from ducklm.models.local.crash import local_crash
+from ducklm.runtime.workspaces import WorkspaceError
+
+CONNECTION_ERRORS = (openai.APIConnectionError, httpx.TransportError)
+
+
+class PartialAnswerError(RuntimeError):
+    """The model failed after part of an answer had already streamed.
+
+    Not retried: repeating the call would stream the beginning of the answer twice.
+    """
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Whether calling the model again might succeed: connection, timeout, 5xx, bad reply."""
+    if isinstance(exc, PartialAnswerError):
+        return False
+    return isinstance(
+        exc,
+        (
+            openai.APIConnectionError,  # includes APITimeoutError
+            openai.InternalServerError,
+            openai.RateLimitError,
+            openai.APIResponseValidationError,
+            json.JSONDecodeError,
+            httpx.TransportError,
+        ),
+    )
+
+
+# First match wins, so subclasses come before their bases (a timeout is a connection error).
+MESSAGES: tuple[tuple[tuple[type[BaseException], ...], str], ...] = (
+    ((PartialAnswerError,), "The model server stopped in the middle of the answer. Try again."),
+    (
+        (openai.APITimeoutError,),
+        "The model server did not answer in time. Check that it is running and not overloaded.",
+    ),
+    (
+        CONNECTION_ERRORS,
+        "The model server is not reachable. Start it (see README) or set DUCK_LLM_BASE_URL "
+        "to where it runs.",
+    ),
+    (
+        (openai.InternalServerError,),
+        "The model server failed while answering (server error). Check its log.",
+    ),
+    ((openai.RateLimitError,), "The model server is busy (rate limited). Try again shortly."),
+    (
+        (openai.AuthenticationError,),
+        "The model server refused the API key. Check DUCK_LLM_API_KEY.",
+    ),
+    (
+        (openai.NotFoundError,),
+        "The model server does not know the configured model or path. Check config/models.yaml.",
+    ),
+    (
+        (openai.BadRequestError,),
+        "The model server rejected the request (bad request). The context may be too long.",
+    ),
+    (
+        (openai.APIResponseValidationError, json.JSONDecodeError),
+        "The model server sent a reply DuckLM could not read.",
+    ),
+)
+INTERNAL_ERROR = "DuckLM hit an internal error; details are in ducklm.log in the data dir."
+
+
+def describe(exc: BaseException) -> str:
+    """A message for people about a failed run; never the exception text itself.
+
+    Except for errors written for people in the first place (`WorkspaceError`).
+    """
+    if isinstance(exc, WorkspaceError):
+        return str(exc)
+    for types, message in MESSAGES:
+        if isinstance(exc, types):
+            return message
+    return INTERNAL_ERROR
+
+
+async def describe_failure(exc: BaseException, settings: Settings) -> str:
+    """`describe(exc)`, except that a crash of DuckLM's local server is named as such."""
+    url = failed_url(exc)
+    if url is not None and (ending := await local_crash(settings, url)) is not None:
+        return ending.message()
+    return describe(exc)
+
+
+def failed_url(exc: BaseException) -> str | None:
+    """The URL of the request whose connection failed, from `exc` or what caused it."""
+    seen: BaseException | None = exc
+    visited: set[int] = set()  # a chain may loop back on itself
+    while seen is not None and id(seen) not in visited:
+        visited.add(id(seen))
+        if isinstance(seen, CONNECTION_ERRORS):
+            try:
+                request = seen.request
+            except RuntimeError:  # httpx raises when an error carries no request
+                request = None
+            if request is not None:
+                return str(request.url)
+        seen = seen.__cause__ or seen.__context__
+    return None

@@ -1,0 +1,1 @@
+"""The one run service behind every door: the library facade, the runner, recovery, audit."""

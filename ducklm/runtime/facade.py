@@ -1,0 +1,507 @@
+"""The library facade: open DuckLM, run or stream a message, resume a paused run.
+
+    async with DuckLM.open() as duck:
+        result = await duck.run("What is in notes.md?", thread_id="t1")
+        if result.status == "interrupted":
+            result = await duck.resume_run("t1", [{"type": "approve"}])
+
+The CLI and the server call these same methods.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from langchain_core.messages import AnyMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.types import Command
+
+from ducklm.config.settings import Settings, load_settings
+from ducklm.graph.builder import DuckGraph, build_graph
+from ducklm.graph.state import DuckState
+from ducklm.runtime.context import Dependencies, DuckContext, open_dependencies
+from ducklm.runtime.events import Event, RunStatus
+from ducklm.runtime.recovery import recover_dead_runs
+from ducklm.runtime.runner import GraphOptions, TaskRef, stream_run
+from ducklm.runtime.workspaces import requested_workspace
+from ducklm.stores import (
+    ApprovalRule,
+    AuditRecord,
+    Conversations,
+    Database,
+    RunRecord,
+    TaskRecord,
+)
+from ducklm.stores.checkpoints import open_checkpointer
+from ducklm.tools.hitl import DecisionError, HITLRequest, is_password_request, parse_decisions
+
+log = logging.getLogger(__name__)
+
+
+class NotWaitingError(LookupError):
+    """A resume for a thread that is not paused at a question."""
+
+
+@dataclass
+class RunResult:
+    """How a run ended, with every event it produced."""
+
+    thread_id: str
+    task_id: str
+    status: RunStatus
+    answer: str
+    events: list[Event] = field(default_factory=list)
+
+    @property
+    def pending(self) -> list[Event]:
+        """The approval requests that paused the run (empty unless interrupted)."""
+        return [e for e in self.events if e["type"] == "approval_requested"]
+
+
+class DuckLM:
+    """An open DuckLM: the compiled graph on its checkpointer, plus its stores."""
+
+    def __init__(self, deps: Dependencies, graph: DuckGraph) -> None:
+        self._deps = deps
+        self.graph = graph
+        self._prefetches: set[asyncio.Task[Any]] = set()
+
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls, settings: Settings | None = None, **overrides: Any
+    ) -> AsyncIterator[DuckLM]:
+        """Open the checkpointer and stores; close them on exit.
+
+        Runs left `running` by a process that has died are marked interrupted here
+        (`ducklm.runtime.recovery`); `continue_run` goes on with them.
+
+        Args:
+            settings: Settings to use; read from the environment and `.env` when `None`.
+            **overrides: Settings fields that win over the environment.
+        """
+        if settings is None:
+            settings = await asyncio.to_thread(load_settings, **overrides)
+        async with (
+            open_dependencies(settings) as deps,
+            open_checkpointer(settings.checkpoint_location) as saver,
+        ):
+            await recover_dead_runs(deps.stores)
+            graph = build_graph(
+                retry_attempts=settings.model_retry_attempts,
+                retry_initial_interval=settings.model_retry_initial_interval,
+            ).compile(checkpointer=saver, name="ducklm")
+            yield cls(deps, graph)
+
+    @property
+    def settings(self) -> Settings:
+        """The settings this instance was opened with."""
+        return self._deps.context.settings
+
+    @property
+    def context(self) -> DuckContext:
+        """The run context: model roles, tools, policy, sandbox."""
+        return self._deps.context
+
+    @property
+    def database(self) -> Database:
+        """DuckLM's own database (tasks, runs, events, conversations, rules)."""
+        return self._deps.stores.db
+
+    @property
+    def conversations(self) -> Conversations:
+        """Conversation titles and workspaces (the messages are in the checkpoints)."""
+        return self._deps.stores.conversations
+
+    def stream(
+        self,
+        message: str,
+        *,
+        thread_id: str | None = None,
+        workspace: str | None = None,
+        critic: bool = True,
+        memory: bool = True,
+        task_id: str | None = None,
+    ) -> AsyncIterator[Event]:
+        """Run `message` as a new task on a thread (a new one when `thread_id` is `None`).
+
+        Yields the run's events; each carries the `task_id` (`task_id` chooses it).
+
+        Raises:
+            WorkspaceError: `workspace` is not an allowed folder (`ducklm.runtime.workspaces`);
+                raised when iteration starts, before anything is written.
+        """
+        graph_input: dict[str, Any] = {"messages": [HumanMessage(content=message)]}
+        thread_id = thread_id or new_thread_id()
+        task = TaskRef(task_id or new_thread_id(), message, bump_conversation=True)
+        return self._new_task(
+            graph_input, thread_id, task, workspace=workspace, critic=critic, memory=memory
+        )
+
+    def stream_values(
+        self,
+        values: dict[str, Any],
+        *,
+        thread_id: str,
+        message: str,
+        critic: bool = True,
+        memory: bool = True,
+        options: GraphOptions | None = None,
+    ) -> AsyncIterator[Event]:
+        """Run a state input (`{"messages": [...], ...}`, as LangGraph clients send it) as a task.
+
+        `message` is the task's text (its conversation's title when new); a `workspace`
+        in `values` must already be an allowed folder (the door checks it).
+        """
+        workspace = values.get("workspace") or None
+        task = TaskRef(new_thread_id(), message, bump_conversation=True, workspace=workspace)
+        self._prefetch_embedding(message)
+        return self._stream(dict(values), thread_id, task, critic, memory, options=options)
+
+    async def stream_command(
+        self,
+        thread_id: str,
+        command: Command[Any] | None,
+        *,
+        critic: bool = True,
+        memory: bool = True,
+        options: GraphOptions | None = None,
+    ) -> AsyncIterator[Event]:
+        """Go on with the thread's latest task: a LangGraph `command`, or none (the checkpoint).
+
+        The caller has checked that the command fits the thread (a resume needs a question).
+        """
+        task = await self._task_of(thread_id)
+        async for item in self._stream(command, thread_id, task, critic, memory, options=options):
+            yield item
+
+    async def run(self, message: str, **kwargs: Any) -> RunResult:
+        """Like `stream`, collected into a `RunResult`."""
+        return await _collect(self.stream(message, **kwargs))
+
+    async def resume(
+        self,
+        thread_id: str,
+        decisions: list[dict[str, Any]],
+        *,
+        interrupt_id: str | None = None,
+        critic: bool | None = None,
+        memory: bool | None = None,
+    ) -> AsyncIterator[Event]:
+        """Answer the question a thread is paused at and yield the rest of the run.
+
+        `interrupt_id`, when given, names the question answered: a stale answer (to a
+        question answered already) is refused instead of answering the next one.
+        `critic` and `memory` change the paused turn's switches; `None` keeps them.
+
+        Raises:
+            NotWaitingError: The thread is not paused at a question, or at another one.
+            DecisionError: The decisions do not answer it (wrong count or type, bad edit).
+        """
+        pending_id, request = await self.pending_request(thread_id)
+        if interrupt_id is not None and interrupt_id != pending_id:
+            raise NotWaitingError(
+                f"thread {thread_id!r} is not waiting at question {interrupt_id!r} "
+                "(it was answered already, or belongs to another task)"
+            )
+        if is_password_request(request):
+            raise NotWaitingError(f"thread {thread_id!r} is waiting for a password, not a decision")
+        # The one check of an answer before the run: bad input fails here, not mid-run.
+        parse_decisions(request, {"decisions": decisions})
+        switches = {"run_critic": critic, "run_memory_policy": memory}
+        command: Command[Any] = Command(
+            resume={pending_id: {"decisions": decisions}},
+            update={k: v for k, v in switches.items() if v is not None} or None,
+        )
+        async for item in self._stream(
+            command,
+            thread_id,
+            await self._task_of(thread_id),
+            critic is not False,
+            memory is not False,
+        ):
+            yield item
+
+    async def resume_run(
+        self, thread_id: str, decisions: list[dict[str, Any]], **kwargs: Any
+    ) -> RunResult:
+        """Like `resume`, collected into a `RunResult`."""
+        return await _collect(self.resume(thread_id, decisions, **kwargs))
+
+    async def provide_password(self, thread_id: str, password: str) -> AsyncIterator[Event]:
+        """Give the sudo password a thread is waiting for, and yield the rest of the run.
+
+        The password stays in this process's memory under a one-time token; only the
+        token reaches the checkpoint. It is never written anywhere.
+
+        Raises:
+            NotWaitingError: The thread is not waiting for a password.
+            DecisionError: The password is empty.
+        """
+        interrupt_id, request = await self.pending_request(thread_id)
+        if not is_password_request(request):
+            raise NotWaitingError(f"thread {thread_id!r} is not waiting for a password")
+        if not password:
+            raise DecisionError("the password is empty")
+        token = self._deps.context.vault.put(password)
+        command: Command[Any] = Command(resume={interrupt_id: {"password_token": token}})
+        async for item in self._stream(command, thread_id, await self._task_of(thread_id)):
+            yield item
+
+    async def cancel_password(self, thread_id: str) -> AsyncIterator[Event]:
+        """Refuse the password a thread is waiting for: the command does not run."""
+        interrupt_id, request = await self.pending_request(thread_id)
+        if not is_password_request(request):
+            raise NotWaitingError(f"thread {thread_id!r} is not waiting for a password")
+        command: Command[Any] = Command(resume={interrupt_id: {"cancel": True}})
+        async for item in self._stream(command, thread_id, await self._task_of(thread_id)):
+            yield item
+
+    async def continue_run(self, thread_id: str) -> AsyncIterator[Event]:
+        """Go on with a run that stopped without a question (the process died mid-run).
+
+        A command that had already started is not run again: the model and the person
+        are told its outcome is unknown.
+
+        Raises:
+            NotWaitingError: The thread has nothing left to run, or waits for a question.
+        """
+        await self.check_unfinished(thread_id)
+        async for item in self._stream(None, thread_id, await self._task_of(thread_id)):
+            yield item
+
+    async def check_unfinished(self, thread_id: str) -> None:
+        """Make sure `continue_run` has something to go on with.
+
+        Raises:
+            NotWaitingError: The thread has nothing left to run, or waits for a question.
+        """
+        snapshot = await self.graph.aget_state(_config(thread_id))
+        if snapshot.interrupts:
+            raise NotWaitingError(f"thread {thread_id!r} is waiting for an answer; use resume")
+        if not snapshot.next:
+            raise NotWaitingError(f"thread {thread_id!r} has no unfinished run")
+
+    async def replay(
+        self,
+        thread_id: str,
+        checkpoint_id: str | None = None,
+        *,
+        critic: bool = True,
+        memory: bool = True,
+    ) -> AsyncIterator[Event]:
+        """Run again from an earlier checkpoint, as a fork of the thread (time travel).
+
+        The checkpoints after `checkpoint_id` stay in the history; the thread goes on
+        from the new branch. Without `checkpoint_id`, the last turn runs again from its
+        input. The replay is a new task.
+
+        Raises:
+            LookupError: The thread has no such checkpoint.
+            NotWaitingError: Nothing runs after that checkpoint.
+        """
+        checkpoint_id = checkpoint_id or await self._turn_input(thread_id)
+        config: RunnableConfig = {
+            "configurable": {"thread_id": thread_id, "checkpoint_id": checkpoint_id}
+        }
+        snapshot = await self.graph.aget_state(config)
+        if snapshot.created_at is None:
+            raise LookupError(f"thread {thread_id!r} has no checkpoint {checkpoint_id!r}")
+        if not snapshot.next:
+            raise NotWaitingError(f"nothing runs after checkpoint {checkpoint_id!r}")
+        humans = [m.text for m in snapshot.values.get("messages", []) if m.type == "human"]
+        message = f"replay: {humans[-1] if humans else checkpoint_id}"
+        task = TaskRef(new_thread_id(), message, bump_conversation=True)
+        async for item in self._stream(
+            None, thread_id, task, critic, memory, checkpoint_id=checkpoint_id
+        ):
+            yield item
+
+    async def _turn_input(self, thread_id: str) -> str:
+        saver = self.graph.checkpointer
+        assert isinstance(saver, BaseCheckpointSaver)  # compiled with one in `open`
+        async for found in saver.alist(_config(thread_id), filter={"source": "input"}, limit=1):
+            return str(found.config["configurable"]["checkpoint_id"])
+        raise LookupError(f"thread {thread_id!r} has no checkpoints")
+
+    async def pending_request(self, thread_id: str) -> tuple[str, HITLRequest]:
+        """The id and payload of the question `thread_id` is paused at.
+
+        Raises:
+            NotWaitingError: The thread is not paused at a question.
+        """
+        snapshot = await self.graph.aget_state(_config(thread_id))
+        if not snapshot.interrupts:
+            raise NotWaitingError(f"thread {thread_id!r} is not waiting for a decision")
+        item = snapshot.interrupts[0]
+        return item.id, item.value
+
+    async def messages(self, thread_id: str) -> list[AnyMessage]:
+        """The conversation of `thread_id` (empty for an unknown thread)."""
+        snapshot = await self.graph.aget_state(_config(thread_id))
+        messages: list[AnyMessage] = snapshot.values.get("messages", [])
+        return messages
+
+    async def state(self, thread_id: str) -> DuckState | None:
+        """The whole state of `thread_id`, or `None` for an unknown thread."""
+        snapshot = await self.graph.aget_state(_config(thread_id))
+        return DuckState(**snapshot.values) if snapshot.values else None
+
+    async def task(self, task_id: str) -> TaskRecord | None:
+        """The task `task_id`, or `None`."""
+        return await self._deps.stores.tasks.get(task_id)
+
+    async def tasks(self, thread_id: str | None = None, *, limit: int = 50) -> list[TaskRecord]:
+        """Tasks, newest first, of one thread or of all."""
+        return await self._deps.stores.tasks.list(thread_id, limit=limit)
+
+    async def abandon(self, task_id: str) -> bool:
+        """Give up a task that waits for an answer: it ends as `cancelled`.
+
+        The question stays in the checkpoint but is never answered; the thread's next
+        message starts afresh. `False` when the task is not waiting.
+        """
+        task = await self._deps.stores.tasks.get(task_id)
+        if task is None or task.status != "interrupted":
+            return False
+        async with self._deps.stores.db.transaction():
+            await self._deps.stores.tasks.set_status(task_id, "cancelled")
+            await self._deps.stores.audit.append(
+                task.thread_id,
+                None,
+                {"type": "done", "status": "cancelled", "answer": "", "task_id": task_id,
+                 "thread_id": task.thread_id},
+            )  # fmt: skip
+        return True
+
+    async def request_cancel(self, task_id: str) -> bool:
+        """Ask whichever process runs `task_id` to cancel it; `False` if it does not run."""
+        return await self._deps.stores.runs.request_cancel(task_id)
+
+    async def cancel_requested(self, run_ids: list[str]) -> list[str]:
+        """Which of these running runs another process asked to cancel."""
+        return await self._deps.stores.runs.cancel_requested(run_ids)
+
+    async def forget_thread(self, thread_id: str) -> None:
+        """Delete a conversation: its checkpoints, tasks, runs and events (memories stay)."""
+        await self.graph.checkpointer.adelete_thread(thread_id)  # type: ignore[union-attr]
+        await self._deps.stores.conversations.delete(thread_id)
+
+    async def runs(self, thread_id: str) -> list[RunRecord]:
+        """The runs of `thread_id`, oldest first."""
+        return await self._deps.stores.runs.for_thread(thread_id)
+
+    async def events(self, thread_id: str, *, after: int = 0) -> list[AuditRecord]:
+        """The audited events of `thread_id` with `seq > after`."""
+        return await self._deps.stores.audit.list(thread_id, after=after)
+
+    async def approval_rules(self) -> list[ApprovalRule]:
+        """Actions allowed forever."""
+        return await self._deps.context.approvals.list()
+
+    async def revoke_rule(self, rule_id: int) -> bool:
+        """Forget an allow-forever rule; `False` when there is no such rule."""
+        return await self._deps.context.approvals.revoke(rule_id)
+
+    async def _new_task(
+        self,
+        graph_input: dict[str, Any],
+        thread_id: str,
+        task: TaskRef,
+        *,
+        workspace: str | None,
+        critic: bool,
+        memory: bool,
+    ) -> AsyncIterator[Event]:
+        # Every door (server, library, CLI) gets the same rule: only folders the person
+        # allowed in DUCK_WORKSPACE / DUCK_WORKSPACES; `None` keeps the thread's own.
+        chosen = await requested_workspace(self.settings, workspace)
+        if chosen is not None:
+            graph_input["workspace"] = chosen
+            task = replace(task, workspace=chosen)
+        assert task.message is not None  # a new task always has its message
+        self._prefetch_embedding(task.message)
+        async for item in self._stream(graph_input, thread_id, task, critic, memory):
+            yield item
+
+    def _prefetch_embedding(self, message: str) -> None:
+        # Skill selection and recall both embed the request before the first model call;
+        # starting now overlaps the encode with the database writes and the graph's
+        # start, and the embedder's query cache hands the vector to both.
+        memory = self._deps.context.memory
+        if memory is None or not message.strip():
+            return
+        prefetch = asyncio.create_task(memory.embedder.embed([message]))
+        self._prefetches.add(prefetch)
+        prefetch.add_done_callback(_forget_prefetch(self._prefetches))
+
+    async def _task_of(self, thread_id: str) -> TaskRef:
+        # Threads from before tasks existed have none: their continuation starts one.
+        latest = await self._deps.stores.tasks.latest(thread_id)
+        return TaskRef(latest.task_id) if latest else TaskRef(new_thread_id(), "")
+
+    async def _stream(
+        self,
+        graph_input: dict[str, Any] | Command[Any] | None,
+        thread_id: str,
+        task: TaskRef,
+        critic: bool = True,
+        memory: bool = True,
+        *,
+        checkpoint_id: str | None = None,
+        options: GraphOptions | None = None,
+    ) -> AsyncIterator[Event]:
+        # The switches reach the graph through the context node, which copies them into
+        # the state when a turn starts; a resume changes them with a state update instead.
+        async for item in stream_run(
+            self.graph,
+            graph_input,
+            thread_id=thread_id,
+            task=task,
+            context=self._deps.context.for_run(critic=critic, memory=memory),
+            stores=self._deps.stores,
+            checkpoint_id=checkpoint_id,
+            options=options,
+        ):
+            yield item
+
+
+def _forget_prefetch(tasks: set[asyncio.Task[Any]]) -> Callable[[asyncio.Task[Any]], None]:
+    def done(task: asyncio.Task[Any]) -> None:
+        tasks.discard(task)
+        # A failed prefetch is not an error: the nodes embed again and handle it there.
+        if not task.cancelled() and task.exception() is not None:
+            log.debug("embedding prefetch failed", exc_info=task.exception())
+
+    return done
+
+
+def new_thread_id() -> str:
+    """A fresh conversation id."""
+    return str(uuid.uuid4())
+
+
+def _config(thread_id: str) -> RunnableConfig:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+async def _collect(events: AsyncIterator[Event]) -> RunResult:
+    collected = [item async for item in events]
+    done = collected[-1]
+    return RunResult(
+        thread_id=done["thread_id"],
+        task_id=done["task_id"],
+        status=done["status"],
+        answer=done["answer"],
+        events=collected,
+    )
+
+
+__all__ = ["DecisionError", "DuckLM", "NotWaitingError", "RunResult", "new_thread_id"]

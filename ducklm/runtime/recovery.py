@@ -1,0 +1,79 @@
+"""Startup recovery: runs whose process died are marked interrupted and can be resumed.
+
+Several processes may share a data dir (a CLI beside a server), so a run recorded as
+`running` is not dead because this process did not start it. Each run records its owner
+(`ducklm.runtime.owner`); at startup a run whose owner is gone becomes `interrupted` with the
+reason "interrupted by restart", its task too, and its audit log ends with a `done`
+event saying so. `DuckLM.continue_run` (`ducklm resume THREAD`,
+`POST /v1/tasks/{id}/resume/stream`) goes on from its last checkpoint.
+
+With PostgreSQL (`DUCK_DATABASE_URL`) servers on several machines share the `runs`
+table. The rule stays: a process marks only runs whose owner ran on its own host and is
+gone; another host's runs count as alive, since only that host can tell. Host names must
+therefore be unique and stable per worker (docs/deployment.md says what to do about a
+host that never comes back).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from ducklm.runtime.owner import ProcessOwner
+from ducklm.stores import AuditLog, Database, RunRecord, Runs, RunStores, Tasks
+
+log = logging.getLogger(__name__)
+
+INTERRUPTED_BY_RESTART = "interrupted by restart"
+
+
+async def recover_dead_runs(stores: RunStores) -> list[RunRecord]:
+    """Mark every running run whose owner process is gone; return the runs marked."""
+    db, runs, tasks, audit = stores.db, stores.runs, stores.tasks, stores.audit
+    running = await runs.running()
+    if not running:
+        return []
+    me = runs.owner if runs.owner is not None else await asyncio.to_thread(ProcessOwner.current)
+    dead = await asyncio.to_thread(_dead_runs, running, me)
+    marked = [run for run in dead if await _mark(run, db, runs, tasks, audit)]
+    for run in marked:
+        log.warning("run %s on thread %s was %s", run.run_id, run.thread_id, INTERRUPTED_BY_RESTART)
+    return marked
+
+
+def _dead_runs(running: list[tuple[RunRecord, str | None]], me: ProcessOwner) -> list[RunRecord]:
+    # A run without an owner was started by a DuckLM from before owners were recorded:
+    # no process of this version owns it, so it counts as dead.
+    dead = []
+    for run, token in running:
+        owner = ProcessOwner.parse(token) if token else None
+        if owner is None or not owner.is_alive(me):
+            dead.append(run)
+    return dead
+
+
+async def _mark(run: RunRecord, db: Database, runs: Runs, tasks: Tasks, audit: AuditLog) -> bool:
+    # The run, its task and the closing event land in one transaction.
+    async with db.transaction():
+        return await _mark_in(run, runs, tasks, audit)
+
+
+async def _mark_in(run: RunRecord, runs: Runs, tasks: Tasks, audit: AuditLog) -> bool:
+    if not await runs.mark_interrupted(run.run_id, INTERRUPTED_BY_RESTART):
+        return False
+    if run.task_id:
+        await tasks.set_status(run.task_id, "interrupted", error=INTERRUPTED_BY_RESTART)
+    await audit.append(
+        run.thread_id,
+        run.run_id,
+        {
+            "type": "done",
+            "status": "interrupted",
+            "answer": "",
+            "reason": INTERRUPTED_BY_RESTART,
+            "thread_id": run.thread_id,
+            "task_id": run.task_id,
+            "run_id": run.run_id,
+        },
+    )
+    return True

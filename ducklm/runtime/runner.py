@@ -1,0 +1,230 @@
+"""Runs the compiled graph and turns its stream into DuckLM events.
+
+The stream is always consumed to its end, even past an interrupt: a caller that leaves
+`astream` early can lose the checkpoint that holds the interrupt (seen on this
+machine), and then the run could not be resumed.
+
+Events between a run's first and last are numbered at once and written a moment later,
+in batches (`ducklm.runtime.audit_buffer`): LangGraph moves from one superstep to the next
+inside `astream`, so a consumer that awaited each audit write there held the graph up
+(measured: 1.2 ms of the first token went to writing `route_decided` before the
+action node could start). The first event (with the run's rows) and the last (after
+every buffered one has landed) are written before they are passed on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command, Interrupt
+
+from ducklm.graph.builder import DuckGraph
+from ducklm.models.errors import describe_failure
+from ducklm.runtime.audit_buffer import AuditBuffer
+from ducklm.runtime.context import DuckContext
+from ducklm.runtime.events import UNAUDITED, Event, EventType, RunStatus, event, is_event
+from ducklm.stores import RunStores
+from ducklm.tools.hitl import is_password_request
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TaskRef:
+    """Which task a run belongs to; `message` is set for the run that starts it.
+
+    `bump_conversation`: the run brings the conversation a new message, so its row is
+    created (titled by `message`, in `workspace`) or moved to the top of the list, in
+    the same transaction as the run's own rows.
+    """
+
+    task_id: str
+    message: str | None = None
+    bump_conversation: bool = False
+    workspace: str | None = None
+
+
+ChunkSink = Callable[[str, Any], None]
+"""Receives `(mode, chunk)` of the graph's stream; must not block or await."""
+
+
+@dataclass(frozen=True)
+class GraphOptions:
+    """What a door asks of the graph run beyond DuckLM's defaults (the Agent Protocol's).
+
+    `watch` receives every chunk of `watch_modes` (LangGraph's `values`, `updates`,
+    `messages`) as the graph streams it, before the run's events of that chunk: those
+    modes carry the whole state and each message chunk, which DuckLM's events do not.
+    They are never audited.
+    """
+
+    checkpoint_id: str | None = None
+    interrupt_before: Any = None
+    interrupt_after: Any = None
+    recursion_limit: int | None = None
+    tags: list[str] | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    watch: ChunkSink | None = None
+    watch_modes: frozenset[str] = frozenset()
+
+
+class _Run:
+    """The bookkeeping of one run: ids, status, answer, and event stamping."""
+
+    def __init__(self, thread_id: str, task: TaskRef, stores: RunStores) -> None:
+        self.thread_id = thread_id
+        self.task = task
+        self.run_uuid = uuid.uuid4()
+        self.run_id = str(self.run_uuid)
+        self.stores = stores
+        self.status: RunStatus = "completed"
+        self.answer = ""
+        self.error: str | None = None
+        self.buffer = AuditBuffer(stores.audit, thread_id, self.run_id)
+
+    async def record(self, type_: EventType | str, data: dict[str, Any]) -> Event:
+        """Stamp and write an event now (the first and the last of a run)."""
+        item = self._stamp(type_, data)
+        if type_ not in UNAUDITED:
+            item["seq"] = await self.stores.audit.append(self.thread_id, self.run_id, item)
+        return item
+
+    def note(self, type_: EventType | str, data: dict[str, Any]) -> Event:
+        """Stamp an event between the first and the last; its write follows shortly."""
+        item = self._stamp(type_, data)
+        if type_ not in UNAUDITED:
+            item["seq"] = self.buffer.add(item)
+        return item
+
+    def _stamp(self, type_: EventType | str, data: dict[str, Any]) -> Event:
+        return {
+            **data,
+            "type": type_,
+            "thread_id": self.thread_id,
+            "task_id": self.task.task_id,
+            "run_id": self.run_id,
+        }
+
+
+async def stream_run(
+    graph: DuckGraph,
+    graph_input: dict[str, Any] | Command[Any] | None,
+    *,
+    thread_id: str,
+    task: TaskRef,
+    context: DuckContext,
+    stores: RunStores,
+    checkpoint_id: str | None = None,
+    options: GraphOptions | None = None,
+) -> AsyncIterator[Event]:
+    """Run `graph` on `thread_id` as a run of `task` and yield DuckLM events, ending with `done`.
+
+    With `checkpoint_id` the run starts from that earlier checkpoint instead of the
+    latest (LangGraph time travel): what follows it runs again, as a fork of the thread.
+    `options` carry what a door asks of the graph beyond that (see `GraphOptions`).
+
+    Never raises for a failed run: the failure is an `error` event (a message for
+    people, not exception text) and a `done` with status `failed`. A cancelled run is
+    recorded as `cancelled` before the cancellation goes on up.
+
+    Raises:
+        ThreadRunning: Another run of the thread is recorded as running (in this process
+            or another one sharing the database); nothing is recorded for this one.
+    """
+    run = _Run(thread_id, task, stores)
+    yield await _start(run)
+    options = options or GraphOptions(checkpoint_id=checkpoint_id)
+    watched = options.watch_modes if options.watch is not None else frozenset()
+    try:
+        # The input is a dict or a Command; the graph coerces it to its input schema.
+        async for mode, chunk in graph.astream(
+            cast(Any, graph_input),
+            _config(run, options),
+            context=context,
+            stream_mode=sorted({"custom", "updates", *watched}),  # type: ignore[arg-type]
+            interrupt_before=options.interrupt_before,
+            interrupt_after=options.interrupt_after,
+        ):
+            if mode in watched:
+                cast(ChunkSink, options.watch)(mode, chunk)
+            if mode not in ("custom", "updates"):
+                continue
+            for item in _translate(run, mode, chunk):
+                yield run.note(item["type"], item)
+    except asyncio.CancelledError:
+        run.status = "cancelled"
+        # Shielded: the bookkeeping must land although this task is being cancelled.
+        await asyncio.shield(_finish(run))
+        raise
+    except Exception as exc:  # a failed run is reported, never raised at the person
+        log.exception("run %s on thread %s failed", run.run_id, thread_id)
+        run.status, run.error = "failed", await describe_failure(exc, context.settings)
+        yield run.note("error", {"message": run.error, "fatal": True})
+    yield await _finish(run)
+
+
+def _config(run: _Run, options: GraphOptions) -> RunnableConfig:
+    configurable: dict[str, Any] = {"thread_id": run.thread_id}
+    if options.checkpoint_id is not None:
+        configurable["checkpoint_id"] = options.checkpoint_id
+    config: RunnableConfig = {"configurable": configurable, "run_id": run.run_uuid}
+    if options.metadata:
+        config["metadata"] = options.metadata
+    if options.recursion_limit is not None:
+        config["recursion_limit"] = options.recursion_limit
+    if options.tags:
+        config["tags"] = options.tags
+    return config
+
+
+async def _start(run: _Run) -> Event:
+    # The run's and the task's rows commit with the first audit event, or not at all:
+    # `ThreadRunning` (another run of the thread, maybe in another process) leaves nothing.
+    stores, task = run.stores, run.task
+    async with stores.db.transaction():
+        await stores.runs.start(run.run_id, run.thread_id, task.task_id)
+        if task.bump_conversation:
+            await stores.conversations.touch(run.thread_id, task.message or "", task.workspace)
+        if task.message is not None:
+            await stores.tasks.start(task.task_id, run.thread_id, task.message)
+        else:
+            await stores.tasks.set_status(task.task_id, "running")
+        started = await run.record("run_started", {})
+    run.buffer.start_after(started["seq"])
+    return started
+
+
+async def _finish(run: _Run) -> Event:
+    stores = run.stores
+    answer = run.answer or None
+    await run.buffer.flush()  # `done` is the last event, in the table as on the wire
+    async with stores.db.transaction():
+        await stores.runs.finish(run.run_id, run.status, answer=answer, error=run.error)
+        await stores.tasks.set_status(run.task.task_id, run.status, answer=answer, error=run.error)
+        return await run.record("done", {"status": run.status, "answer": run.answer})
+
+
+def _translate(run: _Run, mode: str, chunk: Any) -> list[Event]:
+    if mode == "custom":
+        return [dict(chunk)] if is_event(chunk) else []
+    if not isinstance(chunk, dict):
+        return []
+    if "__interrupt__" in chunk:
+        run.status = "interrupted"
+        return [_approval_event(i) for i in chunk["__interrupt__"]]
+    for update in chunk.values():  # the thinker, or the action role when it answered
+        if isinstance(update, dict) and update.get("final"):
+            run.answer = update["final"]
+    return []
+
+
+def _approval_event(item: Interrupt) -> Event:
+    if is_password_request(item.value):
+        return event("password_requested", interrupt_id=item.id, request=item.value)
+    return event("approval_requested", interrupt_id=item.id, request=item.value)

@@ -1,0 +1,65 @@
+"""The messages a role sees, packed into the token budget (`ducklm.turn.prompting.budget`).
+
+System prompt, skills, memories, the running summary and history: every node that
+calls a model with the conversation goes through `role_messages`, so no request is
+ever sent over `DUCK_MAX_INPUT_TOKENS`.
+"""
+
+from __future__ import annotations
+
+from langchain_core.messages import BaseMessage
+
+from ducklm.graph.state import DuckState
+from ducklm.learning.skills import render_skills
+from ducklm.models.tokens import estimate_tokens, prefetched
+from ducklm.runtime.context import DuckContext
+from ducklm.tools.coder_tools import CODER_TOOL_NAMES
+from ducklm.tools.registry import ToolRegistry
+from ducklm.turn.prompting.budget import (
+    Budget,
+    ContextParts,
+    PackedContext,
+    countable_texts,
+    pack_context,
+    split_at_request,
+)
+from ducklm.turn.prompting.transcript import as_text, for_native_tools
+
+
+async def pack_for_role(
+    state: DuckState, ctx: DuckContext, system: str, *, native_tools: bool = False
+) -> PackedContext:
+    """Pack the state for one model call; `dropped` is history the summary should cover."""
+    # What the running summary already covers is not sent again.
+    history = list(state.messages[state.summary_covers :])
+    recent, request, turn = split_at_request(for_native_tools(history) if native_tools else history)
+    skills = [s for s in map(ctx.skills.get, state.skills) if s is not None]
+    parts = ContextParts(
+        system=system,
+        request=request,
+        skills=render_skills(skills, ctx.settings.max_skill_tokens, estimate_tokens),
+        memories=[str(m["text"]) for m in state.recalled],
+        recent=recent,
+        turn=turn,
+        summary=state.summary,
+    )
+    tools = offered_tools(state, ctx).prompt_tokens() if native_tools else 0
+    count = await prefetched(ctx.tokens, countable_texts(parts))
+    return pack_context(parts, Budget.from_settings(ctx.settings, tools_tokens=tools), count)
+
+
+async def role_messages(
+    state: DuckState, ctx: DuckContext, system: str, *, native_tools: bool = False
+) -> list[BaseMessage]:
+    """The messages to send: packed, and for roles without tools, tool traffic as text."""
+    packed = await pack_for_role(state, ctx, system, native_tools=native_tools)
+    if native_tools:
+        return packed.messages
+    return [packed.messages[0], *as_text(packed.messages[1:])]
+
+
+def offered_tools(state: DuckState, ctx: DuckContext) -> ToolRegistry:
+    """The tools this turn offers the action role: the coder's only when routed to it."""
+    if state.route is not None and state.route.coder:
+        return ctx.tools
+    return ctx.tools.without(CODER_TOOL_NAMES)

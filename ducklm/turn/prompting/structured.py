@@ -1,0 +1,114 @@
+"""Asking a role for JSON, the same way for every role that needs structure."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+from pydantic import BaseModel
+
+from ducklm.graph.state import DuckState
+from ducklm.models.clients import schema_instructions
+from ducklm.models.roles import RoleName
+from ducklm.models.tokens import estimate_tokens, fit_head_tail
+from ducklm.runtime.context import DuckContext
+from ducklm.runtime.events import EventType, emit
+from ducklm.turn.prompting.transcript import transcript_text
+
+M = TypeVar("M", bound=BaseModel)
+CUT = "\n[... cut to fit the input budget ...]\n"
+log = logging.getLogger(__name__)
+
+
+class JSONReplyError(ValueError):
+    """A model's reply is not the JSON asked for; the message is shown to it for repair."""
+
+
+def system_prompt(ctx: DuckContext, role: RoleName, schema: dict[str, Any], **fields: Any) -> str:
+    """The role's system prompt, with the schema spelled out when the server cannot enforce it."""
+    text = ctx.prompts.render(role, **fields)
+    if ctx.models.config(role).structured_output == "prompt":
+        text += "\n\n" + schema_instructions(schema)
+    return text
+
+
+async def ask_json(
+    ctx: DuckContext,
+    role: RoleName,
+    name: str,
+    schema: dict[str, Any],
+    messages: Sequence[BaseMessage],
+) -> tuple[str, Any]:
+    """Call `role` for JSON following `schema`; return the raw text and the parsed value.
+
+    Raises:
+        JSONReplyError: The reply is not JSON.
+    """
+    reply = await ctx.models.json_client(role, name, schema).ainvoke(list(messages))
+    text = reply.text
+    return text, parse_json(text)
+
+
+def parse_json(text: str) -> Any:
+    """Parse a model's JSON reply, tolerating a Markdown code fence around it.
+
+    Raises:
+        JSONReplyError: The text is not JSON.
+    """
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.strip("`")
+        body = body.removeprefix("json").strip()
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise JSONReplyError(f"the reply is not valid JSON ({exc.msg} at char {exc.pos})") from None
+
+
+def with_system(text: str, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """`messages` behind a system message."""
+    return [SystemMessage(content=text), *messages]
+
+
+async def ask_validated(
+    ctx: DuckContext, role: RoleName, model: type[M], messages: Sequence[BaseMessage]
+) -> M:
+    """Call `role` for JSON shaped like the pydantic `model` and validate the reply.
+
+    Raises:
+        JSONReplyError: The reply is not JSON.
+        pydantic.ValidationError: The JSON does not fit `model`.
+    """
+    _, raw = await ask_json(ctx, role, model.__name__, model.model_json_schema(), messages)
+    return model.model_validate(raw)
+
+
+async def review_turn(
+    state: DuckState,
+    runtime: Runtime[DuckContext],
+    role: RoleName,
+    model: type[M],
+    *,
+    failure_message: str,
+    failure_event: EventType = "error",
+) -> M | None:
+    """Ask `role` to review this turn's transcript and answer like `model`.
+
+    Used after the answer has streamed, so a failure must never fail the run: it is
+    logged, becomes a non-fatal `error` event with `failure_message`, and gives `None`.
+    """
+    ctx = runtime.context
+    system = system_prompt(ctx, role, model.model_json_schema(), workspace=state.workspace)
+    room = ctx.settings.max_input_tokens - estimate_tokens(system) - 64
+    transcript = fit_head_tail(transcript_text(state.messages), room, estimate_tokens, CUT)
+    messages = with_system(system, [HumanMessage(content=transcript)])
+    try:
+        return await ask_validated(ctx, role, model, messages)
+    except Exception:  # the answer is already out; a broken reviewer must not fail the run
+        log.warning("%s failed", role, exc_info=True)
+        emit(runtime, failure_event, stage=role, fatal=False, message=failure_message)
+        return None

@@ -1,0 +1,1 @@
+"""One tool step: plan each call, ask every question, then run the decided calls."""

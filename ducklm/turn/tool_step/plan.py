@@ -1,0 +1,120 @@
+"""Plan a tool step before anything runs: what each call is, and what must be asked.
+
+Everything here only reads (the policy, allow-forever rules, command intents), because
+the tool node re-runs it from the top every time a paused step resumes. `plan_call`
+decides whether a person must approve a call; `decide_call` folds the person's decision
+in and says whether the call, as it will run, needs the sudo password.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages.tool import ToolCall
+from langchain_core.tools import BaseTool
+
+from ducklm.runtime.context import DuckContext
+from ducklm.stores.intents import Intent
+from ducklm.tools.coder_tools import CODER_TOOL_NAMES
+from ducklm.tools.hitl import Decision
+from ducklm.tools.policy import PolicyEnv, Verdict, assess
+from ducklm.turn.coding.proposals import CodeProposal, Proposal
+
+UNKNOWN_TOOL = "unknown tool {name!r}; the tools are: {names}"
+REJECTED = "the user rejected this call"
+BLOCKED = "blocked by policy: {reason}"
+NOTHING_TO_WRITE = Verdict("allow", "the coder made no change that could be written")
+
+
+@dataclass(frozen=True)
+class PlannedCall:
+    """One tool call with everything decided before a person is asked."""
+
+    call: ToolCall
+    tool: BaseTool | None
+    verdict: Verdict
+    problem: str | None = None
+    approved_by: str | None = None
+    """An allow-forever rule that answered the question instead of a person."""
+
+    @property
+    def needs_person(self) -> bool:
+        """Whether a person must decide before this call runs."""
+        return self.verdict.action == "ask" and self.approved_by is None
+
+
+@dataclass(frozen=True)
+class DecidedCall:
+    """One call after the person's decision: how it will run, or why it will not."""
+
+    planned: PlannedCall
+    decision: Decision | None
+    args: dict[str, Any]
+    """The arguments that run: the model's, or the person's edit."""
+    verdict: Verdict
+    """The policy's verdict on `args` (for an edit, on the edited call)."""
+    refusal: str | None = None
+    earlier: Intent | None = None
+    """This shell call had started before the process stopped: it never runs again."""
+
+    @property
+    def needs_password(self) -> bool:
+        """Whether this call will run through sudo, so the person must give the password."""
+        runs = self.refusal is None and self.earlier is None
+        return runs and self.planned.call["name"] == "shell_exec" and self.verdict.sudo
+
+
+async def plan_call(
+    call: ToolCall, ctx: DuckContext, env: PolicyEnv, proposals: Mapping[str, Proposal]
+) -> PlannedCall:
+    """The policy's verdict on `call`, answered by an allow-forever rule where one fits."""
+    tool = ctx.tools.get(call["name"])
+    if tool is None:
+        problem = UNKNOWN_TOOL.format(name=call["name"], names=", ".join(ctx.tools.names))
+        return PlannedCall(call, None, Verdict("deny", "unknown tool"), problem)
+    verdict = await asyncio.to_thread(assess, call["name"], call["args"], env)
+    if call["name"] in CODER_TOOL_NAMES and verdict.action == "ask":
+        proposal = proposals.get(call["id"] or "")
+        if not isinstance(proposal, CodeProposal) or not proposal.writable:
+            return PlannedCall(call, tool, NOTHING_TO_WRITE)  # the tool will refuse it
+        # The person decides on the change itself, not on a description of it.
+        verdict = dataclasses.replace(verdict, reason=f"{verdict.reason}:\n{proposal.diff}")
+    if verdict.action == "ask" and verdict.rule_key:
+        rule = await ctx.approvals.find(call["name"], verdict.rule_key)
+        if rule is not None:
+            return PlannedCall(call, tool, verdict, approved_by=f"rule {rule.id}")
+    return PlannedCall(call, tool, verdict)
+
+
+async def decide_call(
+    item: PlannedCall, decision: Decision | None, ctx: DuckContext, env: PolicyEnv
+) -> DecidedCall:
+    """`item` with the person's `decision` folded in; reads the policy and intents only."""
+    args, verdict = item.call["args"], item.verdict
+    if decision is not None and decision["type"] == "edit":
+        args = decision["edited_action"]["args"]
+        # The edit, not the original, decides sudo and network: `ls` edited into
+        # `sudo ls` needs the password, and the reverse no longer does.
+        verdict = await asyncio.to_thread(assess, item.call["name"], args, env)
+    refusal = _refusal(item, decision, verdict)
+    if refusal is not None or item.call["name"] != "shell_exec":
+        return DecidedCall(item, decision, args, verdict, refusal)
+    earlier = await ctx.intents.get(item.call["id"] or "")
+    return DecidedCall(item, decision, args, verdict, earlier=earlier)
+
+
+def _refusal(item: PlannedCall, decision: Decision | None, verdict: Verdict) -> str | None:
+    if item.problem is not None:
+        return item.problem
+    if item.verdict.action == "deny":
+        return BLOCKED.format(reason=item.verdict.reason)
+    if decision is not None and decision["type"] == "reject":
+        message = decision.get("message")
+        return f"{REJECTED}: {message}" if message else REJECTED
+    if verdict.action == "deny":  # an edit cannot turn a call into one that never runs
+        return BLOCKED.format(reason=verdict.reason)
+    return None

@@ -1,0 +1,179 @@
+"""Run one decided tool call: its events, its side effects, and its ToolMessage.
+
+Only the tool node's last pass gets here, after every question of the step has been
+answered, so nothing in this module may ask a person anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+from langchain_core.messages.tool import ToolCall
+from langchain_core.tools import BaseTool
+from langgraph.runtime import Runtime
+from pydantic import ValidationError
+
+from ducklm.config.yaml_files import validation_details
+from ducklm.runtime.context import DuckContext
+from ducklm.runtime.events import emit
+from ducklm.stores.intents import Intent
+from ducklm.tools.coder_tools import CODER_TOOL_NAMES
+from ducklm.tools.errors import ToolError
+from ducklm.tools.policy import PolicyEnv
+from ducklm.tools.shell import ShellEnv
+from ducklm.turn.coding.proposals import Proposal
+from ducklm.turn.tool_step.plan import DecidedCall
+
+BAD_ARGS = "bad arguments for {name}: {problems}"
+NO_PASSWORD = "the user did not give the sudo password; the command did not run"
+OUTCOME_UNKNOWN = (
+    "interrupted, outcome unknown: this command had started when DuckLM stopped, and it "
+    "was not run again. Check its effects before running it again."
+)
+ALREADY_RAN = (
+    "this command already ran before DuckLM stopped (exit code {code}); its output was "
+    "not kept, and it was not run again"
+)
+CUT_MARK = "\n[... {n} chars cut; the full output is in the audit log ...]\n"
+
+
+@dataclass
+class Outcome:
+    """How one call ended, for its ToolMessage and its audit event."""
+
+    status: str
+    output: str
+    facts: dict[str, Any]
+
+
+async def execute(
+    item: DecidedCall,
+    password: str | None,
+    runtime: Runtime[DuckContext],
+    env: PolicyEnv,
+    proposals: Mapping[str, Proposal],
+) -> ToolMessage:
+    """Run `item` (with its sudo `password`, if it needs one) and report it once."""
+    call, args = item.planned.call, item.args
+    emit(runtime, "tool_call_started", call_id=call["id"], tool=call["name"], args=args)
+    if call["name"] in CODER_TOOL_NAMES:
+        # The tool takes plain JSON: its injected argument is not part of the state.
+        proposal = proposals.get(call["id"] or "")
+        args = {**args, "proposal": None if proposal is None else proposal.model_dump()}
+    outcome = await _outcome(item, password, args, runtime, env)
+    del password  # forget the secret as soon as the command has it
+    limit = runtime.context.settings.max_tool_output_chars
+    facts = dict(outcome.facts)
+    # Cut twice at most: by the sandbox's byte budget, then for the state's char budget.
+    truncated = bool(facts.pop("truncated", False)) or len(outcome.output) > limit
+    emit(
+        runtime,
+        "tool_call_finished",
+        call_id=call["id"],
+        tool=call["name"],
+        status=outcome.status,
+        decision=item.decision["type"] if item.decision else None,
+        approved_by=_approver(item),
+        verdict=item.planned.verdict.action,
+        command_class=item.verdict.command_class,
+        output=outcome.output,
+        truncated=truncated,
+        **facts,
+    )
+    return ToolMessage(
+        content=clip(outcome.output, limit),
+        tool_call_id=call["id"] or "",
+        name=call["name"],
+        status="error" if outcome.status != "success" else "success",
+        artifact=outcome.facts or None,
+    )
+
+
+async def _outcome(
+    item: DecidedCall,
+    password: str | None,
+    args: dict[str, Any],
+    runtime: Runtime[DuckContext],
+    env: PolicyEnv,
+) -> Outcome:
+    if item.refusal is not None:
+        return Outcome("error", item.refusal, {})
+    if item.earlier is not None:
+        return _earlier_outcome(item.earlier)
+    if item.needs_password and password is None:
+        return Outcome("error", NO_PASSWORD, {})
+    tool, verdict = item.planned.tool, item.planned.verdict
+    assert tool is not None  # a call without a tool always has a refusal
+    decision = item.decision
+    if decision is not None and decision["type"] == "allow_forever" and verdict.rule_key:
+        await runtime.context.approvals.add(
+            item.planned.call["name"], verdict.rule_key, verdict.reason
+        )
+    if item.planned.call["name"] == "shell_exec":
+        return await _run_shell(item, password, args, runtime, env)
+    return await _invoke(tool, item.planned.call, {**args, "workspace": env.workspace})
+
+
+def _earlier_outcome(earlier: Intent) -> Outcome:
+    if earlier.finished_at is None:
+        return Outcome("unknown", OUTCOME_UNKNOWN, {"outcome": "unknown"})
+    ran = ALREADY_RAN.format(code=earlier.exit_code)
+    return Outcome("unknown", ran, {"outcome": "ran", "exit_code": earlier.exit_code})
+
+
+async def _run_shell(
+    item: DecidedCall,
+    password: str | None,
+    args: dict[str, Any],
+    runtime: Runtime[DuckContext],
+    env: PolicyEnv,
+) -> Outcome:
+    ctx, call_id = runtime.context, item.planned.call["id"] or ""
+    shell = ShellEnv(
+        workspace=env.workspace,
+        protection=ctx.protection,
+        readonly=(env.workspace / ".git", *ctx.protected),
+        network=item.verdict.network,
+        sudo_password=password,
+    )
+    thread_id = runtime.execution_info.thread_id if runtime.execution_info else None
+    # Written before the command starts: a run resumed after a crash finds it and
+    # reports "outcome unknown" instead of starting the command a second time.
+    await ctx.intents.begin(call_id, thread_id or "", str(args.get("command", "")))
+    assert item.planned.tool is not None  # checked by `_outcome`
+    outcome = await _invoke(item.planned.tool, item.planned.call, {**args, "shell": shell})
+    del password, shell
+    await ctx.intents.finish(call_id, outcome.facts.get("exit_code"))
+    return outcome
+
+
+def _approver(item: DecidedCall) -> str:
+    if item.decision is not None:
+        return "person"
+    return item.planned.approved_by or "policy"
+
+
+async def _invoke(tool: BaseTool, call: ToolCall, args: dict[str, Any]) -> Outcome:
+    # Invoked as a tool call, a tool answers with a ToolMessage that carries its artifact.
+    as_call = {"type": "tool_call", "name": call["name"], "id": call["id"], "args": args}
+    try:
+        message = await tool.ainvoke(as_call)
+    except ToolError as exc:
+        return Outcome("error", str(exc), {})
+    except ValidationError as exc:
+        problems = validation_details(exc)
+        return Outcome("error", BAD_ARGS.format(name=tool.name, problems=problems), {})
+    facts = message.artifact if isinstance(message.artifact, dict) else {}
+    return Outcome("success", message.text, dict(facts))
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` cut to about `limit` chars, keeping its head and tail and marking the cut."""
+    if len(text) <= limit:
+        return text
+    head = limit * 2 // 3
+    tail = limit - head
+    return text[:head] + CUT_MARK.format(n=len(text) - limit) + text[-tail:]

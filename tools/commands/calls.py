@@ -1,0 +1,166 @@
+"""One call (a simple command, wrappers peeled off) and its classification by the lists.
+
+A call is split into its name, its subcommand key ("git stash list"), options and
+positionals; its class comes from the lists of the rules, read-only and risky flags,
+the paths it writes and the secrets it reads. Tools with logic of their own add to
+this in `command_tools`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+from ducklm.tools.commands.findings import Findings
+from ducklm.tools.commands.options import Opt, flag_matches, split_options
+from ducklm.tools.commands.rules import PermissionRules, RuleIndex
+from ducklm.tools.commands.verdict import CLASS_REASONS, RANK, CommandClass
+from ducklm.tools.commands.words import Pipes, Redirect, Word
+
+UNKNOWN = "{name} is not known to the policy"
+FROM_XARGS = "<arguments from xargs>"
+
+
+@dataclass(frozen=True)
+class Ctx:
+    """Where a simple command runs, as far as its classification cares."""
+
+    pipes: Pipes = ()
+    redirects: tuple[Redirect, ...] = ()
+    sudo: bool = False
+    root_shell: bool = False
+    appended: bool = False
+    """`xargs` adds arguments the policy cannot see."""
+    depth: int = 0
+
+
+@dataclass(frozen=True)
+class Call:
+    """A command line split into its name, subcommand key, options and positionals."""
+
+    name: str
+    key: str
+    """"git stash list", or the name for tools without subcommands."""
+    args: tuple[Word, ...]
+    own: tuple[Opt, ...]
+    """The tool's own options (for git: those before the subcommand)."""
+    options: tuple[Opt, ...]
+    """The subcommand's options."""
+    positionals: tuple[Word, ...]
+
+    @property
+    def all_options(self) -> tuple[Opt, ...]:
+        """The tool's own options and the subcommand's."""
+        return (*self.own, *self.options)
+
+
+def split_call(index: RuleIndex, name: str, args: list[Word]) -> Call:
+    """Split `name args...`, finding the subcommand of tools listed with them."""
+    value_options = index.rules.value_options
+    if name not in index.subcommand_tools:
+        opts, positionals, _ = split_options(args, value_options.get(name, ()))
+        return Call(name, name, tuple(args), tuple(opts), (), tuple(positionals))
+    own, _, rest = split_options(args, value_options.get(name, ()), stop=True)
+    if not rest:
+        return Call(name, name, tuple(args), tuple(own), (), ())
+    key, rest = f"{name} {rest[0].text}", rest[1:]
+    if rest and f"{key} {rest[0].text}" in index.known:
+        key, rest = f"{key} {rest[0].text}", rest[1:]
+    opts, positionals, _ = split_options(rest, value_options.get(key, ()))
+    return Call(name, key, tuple(args), tuple(own), tuple(opts), tuple(positionals))
+
+
+def classify_call(found: Findings, call: Call, ctx: Ctx) -> CommandClass:
+    """Classify a call by its lists, flag rules, written paths and secret reads."""
+    rules = found.rules
+    known = _rsync_class(call) or _lookup(found.index, call)
+    read_only = _has_read_only_flag(rules, call)
+    cls: CommandClass = "read_only" if read_only and known else known or "system"
+    if known is None:
+        found.add("system", UNKNOWN.format(name=call.key), ask=True)
+    _apply_flag_rules(found, call)
+    network = not read_only and (
+        cls == "network" or call.key in rules.needs_network or call.name in rules.needs_network
+    )
+    if network:
+        found.downloads.append(ctx.pipes)
+    targets = [] if read_only else _targets(rules, call, ctx)
+    if known is not None and cls != "read_only" and (not targets or cls == "network"):
+        found.add(cls, CLASS_REASONS[cls].format(name=call.key), network=network)
+    elif network:
+        found.add(cls, CLASS_REASONS["network"].format(name=call.key), network=True)
+    _writes(found, call, cls, targets)
+    if cls in ("workspace_write", "destructive") and not targets:
+        found.check_cwd(call.key)
+    if call.name not in rules.content_blind:
+        for word in (*call.positionals, *(o.value for o in call.all_options if o.value)):
+            found.secret(word)
+    return cls
+
+
+def _lookup(index: RuleIndex, call: Call) -> CommandClass | None:
+    if call.key in index.rules.read_only_without_args and not call.positionals:
+        return "read_only"
+    return index.class_of(call.key)
+
+
+def _rsync_class(call: Call) -> CommandClass | None:
+    if call.name != "rsync":
+        return None
+    return "network" if any(_is_remote(w.text) for w in call.positionals) else "workspace_write"
+
+
+def _has_read_only_flag(rules: PermissionRules, call: Call) -> bool:
+    return any(
+        flag_matches(o, f)
+        for key in {call.name, call.key}
+        for f in rules.read_only_flags.get(key, ())
+        for o in call.all_options
+    )
+
+
+def _apply_flag_rules(found: Findings, call: Call) -> None:
+    texts = [w.text for w in call.args]
+    scopes = [(call.name, call.own if call.key != call.name else call.all_options)]
+    if call.key != call.name:
+        scopes.append((call.key, call.options))
+    for key, opts in scopes:
+        for rule in found.index.flag_rules.get(key, ()):
+            if any(
+                any(fnmatchcase(t, f) for t in texts)
+                if "*" in f
+                else any(flag_matches(o, f) for o in opts)
+                for f in rule.flags
+            ):
+                found.add(rule.class_, rule.reason, ask=rule.class_ != "read_only")
+
+
+def _targets(rules: PermissionRules, call: Call, ctx: Ctx) -> list[Word]:
+    mode = rules.write_targets.get(call.key) or rules.write_targets.get(call.name)
+    if mode is None:
+        return []
+    words = list(call.positionals)
+    chosen = {"all": words, "last": words[-1:], "after_first": words[1:], "second": words[1:2]}
+    extra = [Word(FROM_XARGS, FROM_XARGS, ("?",))] if ctx.appended else []
+    remote_copy = call.name in ("scp", "rsync")
+    return [w for w in chosen[mode] if not (remote_copy and _is_remote(w.text))] + extra
+
+
+def _writes(found: Findings, call: Call, cls: CommandClass, targets: list[Word]) -> None:
+    rules = found.rules
+    opts = call.all_options
+    recursive = any(
+        flag_matches(o, f) for f in rules.recursive_flags.get(call.name, ()) for o in opts
+    )
+    write_cls = max(cls, "workspace_write", key=RANK.__getitem__)
+    for target in targets:
+        found.write(target, write_cls, call.key, recursive=recursive)
+    for key in {call.name, call.key}:
+        for opt in opts:
+            if opt.value is not None and opt.name in rules.write_options.get(key, ()):
+                found.write(opt.value, write_cls, call.key)
+
+
+def _is_remote(text: str) -> bool:
+    """Whether a copy argument names another host (`host:path`, `rsync://...`)."""
+    return "://" in text or ":" in text.split("/", 1)[0]

@@ -1,0 +1,135 @@
+"""What classifying a command finds, part by part, and the verdict the parts add up to.
+
+Every risky part of a command is one `Finding`; the riskiest decides the class, which
+maps to an action. Code the policy cannot read, secrets and sudo make it ask whatever
+the class maps to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ducklm.tools.commands.paths import Places
+from ducklm.tools.commands.rules import PermissionRules, RuleIndex
+from ducklm.tools.commands.verdict import RANK, CommandClass, CommandVerdict
+from ducklm.tools.commands.words import Pipes, Redirect, Word
+
+WRITES = "{name} {verb} {path}"
+WRITES_UNKNOWN = "{name} {verb} {path}, which is only known when it runs"
+WRITES_GIT = "{name} {verb} {path}, inside .git where hooks and config run code"
+RUNS_ELSEWHERE = "{name} works in {path}, outside the workspace"
+SECRET = "reads secrets: {path}"
+SOCKET = "redirection opens a network connection: {path}"
+INLINE_CODE = "{name} runs code the policy cannot read"
+DOWNLOAD_RUN = "runs code downloaded from the network with {name}"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One risky part of a command."""
+
+    cls: CommandClass
+    reason: str
+    ask: bool = False
+    """Ask whatever the class maps to: code the policy cannot read."""
+    network: bool = False
+    sudo: bool = False
+    secrets: bool = False
+
+
+class Findings:
+    """The findings of one classification, and the paths and pipes they depend on."""
+
+    def __init__(self, index: RuleIndex, places: Places) -> None:
+        self.index = index
+        self.rules = index.rules
+        self.places = places
+        self.found: list[Finding] = []
+        # interpreters reading code from a pipe, and the network commands feeding
+        # pipes: together they spot `curl ... | sh`
+        self.readers: list[tuple[str, Pipes]] = []
+        self.downloads: list[Pipes] = []
+
+    def add(self, cls: CommandClass, reason: str, **flags: bool) -> None:
+        """Record one risky part; `flags` are those of `Finding`."""
+        self.found.append(Finding(cls, reason, **flags))
+
+    def redirect(self, redirect: Redirect) -> None:
+        """Record what a redirection opens: a socket, a secret, or a file it writes."""
+        if redirect.target is None or redirect.op in ("<<<", "<&"):
+            return
+        if self.places.is_socket(redirect.target):
+            self.add("network", SOCKET.format(path=redirect.target.text), network=True)
+        elif redirect.op == "<":
+            self.secret(redirect.target)
+        else:
+            self.write(redirect.target, "workspace_write", "redirection")
+
+    def write(
+        self, word: Word, base: CommandClass, name: str, *, recursive: bool = False, verb: str = ""
+    ) -> None:
+        """Record a write to `word`, classed by where it lands."""
+        if word.text == "-" and word.literal:
+            return  # standard output
+        place = self.places.place(word)
+        verb = verb or ("deletes" if base == "destructive" else "writes to")
+        shown = word.text if word.literal else word.source
+        text = WRITES.format(name=name, verb=verb, path=shown)
+        raised = max(base, "system", key=RANK.__getitem__)
+        if place in ("workspace", "scratch"):
+            self.add(base, text)
+        elif place == "git":
+            self.add(raised, WRITES_GIT.format(name=name, verb=verb, path=shown))
+        elif place == "protected":
+            self.add("dangerous", text)
+        elif place in ("critical", "outside"):
+            deleting = base == "destructive" and (recursive or place == "critical")
+            self.add(
+                "dangerous" if deleting or (place == "critical" and recursive) else raised, text
+            )
+        elif place == "unknown":
+            self.add(raised, WRITES_UNKNOWN.format(name=name, verb=verb, path=shown), ask=True)
+
+    def secret(self, word: Word) -> None:
+        """Record reading `word` when it may hold secrets."""
+        if self.places.is_secret(word):
+            self.add("read_only", SECRET.format(path=word.text), secrets=True)
+
+    def check_cwd(self, name: str, folder: Word | None = None) -> None:
+        """Check the folder a write with no named target lands in (the working folder)."""
+        if self.places.place(folder or Word(".", ".")) not in ("workspace", "scratch"):
+            shown = folder.text if folder else str(self.places.cwd or "an unknown folder")
+            self.add("system", RUNS_ELSEWHERE.format(name=name, path=shown), ask=True)
+
+    def opaque_code(self, name: str, code: Word) -> None:
+        """Code the policy cannot read: dangerous when it comes from a download."""
+        if self.downloads_in(code):
+            self.add("dangerous", DOWNLOAD_RUN.format(name=name))
+        else:
+            self.add("system", INLINE_CODE.format(name=name), ask=True)
+
+    def downloads_in(self, word: Word) -> bool:
+        """Whether a substitution in `word` runs a network command (`$(curl ...)`)."""
+        return any(self.index.class_of(name) == "network" for name in word.inner)
+
+
+def combine(
+    rules: PermissionRules, findings: list[Finding], normalized: str, sandboxed: bool
+) -> CommandVerdict:
+    """The verdict for a command from its findings: the riskiest decides the class."""
+    ordered = sorted(findings, key=lambda f: -RANK[f.cls])
+    cls = ordered[0].cls if ordered else "read_only"
+    action = rules.actions.model_dump()[cls]
+    if not sandboxed:
+        action = rules.unsandboxed_actions.model_dump()[cls] or action
+    if action == "allow" and any(f.ask or f.secrets or f.sudo for f in findings):
+        action = "ask"
+    return CommandVerdict(
+        action=action,
+        command_class=cls,
+        reasons=tuple(dict.fromkeys(f.reason for f in ordered)),
+        normalized=normalized,
+        network=any(f.network for f in findings),
+        sudo=any(f.sudo for f in findings),
+        secrets=any(f.secrets for f in findings),
+    )
