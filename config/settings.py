@@ -68,6 +68,11 @@ class Settings(BaseSettings):
     """Attempts per model call for retryable errors (connection, timeout, 5xx, malformed reply)."""
     model_retry_initial_interval: float = Field(default=0.5, ge=0.0, le=60.0)
     """Seconds before the first retry; doubles each attempt."""
+    undo_max_bytes: int = Field(default=512 * 1024 * 1024, ge=0)
+    """Workspace checkpoints cover at most this many bytes of files; a larger workspace
+    gets none (its steps cannot be undone). 0 turns checkpoints and undo off."""
+    undo_max_file_bytes: int = Field(default=32 * 1024 * 1024, ge=1)
+    """Files larger than this are left out of checkpoints (and cannot be undone)."""
     qdrant_url: str | None = None
     """A Qdrant server for memory vectors; unset, Qdrant runs embedded on disk in the data dir."""
     embeddings_url: str | None = None

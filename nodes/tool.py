@@ -31,6 +31,7 @@ from ducklm.tools.policy import PolicyEnv
 from ducklm.turn.tool_step.plan import DecidedCall, decide_call, plan_call
 from ducklm.turn.tool_step.questions import Asking, PasswordFor, ask_passwords, ask_person
 from ducklm.turn.tool_step.run import execute
+from ducklm.undo.step import StepCheckpoint
 
 INVALID_CALL = "the call to {name!r} could not be read: {error}"
 
@@ -54,9 +55,12 @@ async def run_tools(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str
     passwords = ask_passwords([_password_for(d) for d in decided if d.needs_password], ctx.vault)
     # Phase 2: every answer is in; run each call once, in the model's order.
     messages = [_invalid(bad) for bad in last.invalid_tool_calls]
+    checkpoint = StepCheckpoint(ctx.undo, runtime, env.workspace, state.step)
     for item in decided:
         password = passwords.pop(item.planned.call["id"] or "", None)
-        messages.append(await execute(item, password, runtime, env, proposals))
+        messages.append(
+            await execute(item, password, runtime, env, proposals, checkpoint=checkpoint)
+        )
     return {"messages": messages}
 
 

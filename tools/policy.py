@@ -68,6 +68,19 @@ def assess(name: str, args: dict[str, Any], env: PolicyEnv) -> Verdict:
     return Verdict("ask", f"{name} is not known to the policy")
 
 
+def may_change_workspace(name: str, verdict: Verdict) -> bool:
+    """Whether a call the policy judged `verdict` may change the workspace's files.
+
+    Such a call gets a workspace checkpoint before it runs (`ducklm.undo`). Read-only
+    tools and shell commands whose class is `read_only` do not; everything else does,
+    tools the policy does not know included (an MCP tool counts as read-only only when
+    its verdict says `command_class="read_only"`).
+    """
+    if verdict.action == "deny" or name in READ_ONLY_TOOLS:
+        return False
+    return verdict.command_class != "read_only"
+
+
 def _assess_write(args: dict[str, Any], env: PolicyEnv) -> Verdict:
     path = args.get("path")
     if not isinstance(path, str):

@@ -32,6 +32,7 @@ from ducklm.stores.private import secure_data_dir
 from ducklm.tools.commands.policy import CommandPolicy, load_command_policy
 from ducklm.tools.registry import ToolRegistry, default_tools
 from ducklm.tools.sandbox.runner import Protection, detect_protection
+from ducklm.undo.service import WorkspaceUndo, open_undo
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +76,8 @@ class DuckContext:
     """Passwords given out of band, by one-time token (memory only)."""
     protected: tuple[Path, ...] = ()
     """DuckLM's own config and data: writes there always ask, even inside the workspace."""
+    undo: WorkspaceUndo | None = None
+    """Workspace checkpoints and undo (`ducklm.undo`); `None` when turned off."""
     critic_enabled: bool = True
     """Run the critic after the answer."""
     memory_enabled: bool = True
@@ -159,6 +162,7 @@ async def open_dependencies(
         open_memory(settings, db) as memory,
         _open_tokens(base_url) as tokens,
     ):
+        stores = RunStores.on(db, owner)
         context = DuckContext(
             settings=settings,
             models=static.models,
@@ -175,8 +179,9 @@ async def open_dependencies(
             tokens=tokens,
             vault=SecretVault(),
             protected=static.protected,
+            undo=open_undo(settings, stores),
         )
-        yield Dependencies(context=context, stores=RunStores.on(db, owner))
+        yield Dependencies(context=context, stores=stores)
 
 
 @asynccontextmanager

@@ -25,6 +25,8 @@ EventType = Literal[
     "reasoning",
     "tool_call_started",
     "tool_call_finished",
+    "workspace_checkpoint",
+    "undo_applied",
     "approval_requested",
     "password_requested",
     "memory_policy_decision",

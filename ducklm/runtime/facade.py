@@ -41,6 +41,8 @@ from ducklm.stores import (
 )
 from ducklm.stores.checkpoints import open_checkpointer
 from ducklm.tools.hitl import DecisionError, HITLRequest, is_password_request, parse_decisions
+from ducklm.undo import UndoError, UndoResult
+from ducklm.undo.service import UNDO_OFF
 
 log = logging.getLogger(__name__)
 
@@ -409,6 +411,30 @@ class DuckLM:
     async def revoke_rule(self, rule_id: int) -> bool:
         """Forget an allow-forever rule; `False` when there is no such rule."""
         return await self._deps.context.approvals.revoke(rule_id)
+
+    async def undo(
+        self,
+        thread_id: str,
+        *,
+        to_call: str | None = None,
+        turn: int | None = None,
+        force: bool = False,
+        dry_run: bool = False,
+    ) -> UndoResult:
+        """Roll back what DuckLM changed in the workspace (`ducklm.undo`).
+
+        The last turn's changes by default; `to_call` or `turn` rolls back everything
+        from that tool call or turn on. `dry_run` only says what would change.
+
+        Raises:
+            UndoError: Undo is off, nothing fits, files changed outside DuckLM since
+                (`UndoRefused`, unless `force`), or a file could not be restored.
+        """
+        if self._deps.context.undo is None:
+            raise UndoError(UNDO_OFF)
+        return await self._deps.context.undo.undo(
+            thread_id, to_call=to_call, turn=turn, force=force, dry_run=dry_run
+        )
 
     async def _new_task(
         self,

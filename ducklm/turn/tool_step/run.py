@@ -22,10 +22,11 @@ from ducklm.runtime.events import emit
 from ducklm.stores.intents import Intent
 from ducklm.tools.coder_tools import CODER_TOOL_NAMES
 from ducklm.tools.errors import ToolError
-from ducklm.tools.policy import PolicyEnv
+from ducklm.tools.policy import PolicyEnv, may_change_workspace
 from ducklm.tools.shell import ShellEnv
 from ducklm.turn.coding.proposals import Proposal
 from ducklm.turn.tool_step.plan import DecidedCall
+from ducklm.undo.step import StepCheckpoint
 
 BAD_ARGS = "bad arguments for {name}: {problems}"
 NO_PASSWORD = "the user did not give the sudo password; the command did not run"
@@ -55,18 +56,29 @@ async def execute(
     runtime: Runtime[DuckContext],
     env: PolicyEnv,
     proposals: Mapping[str, Proposal],
+    *,
+    checkpoint: StepCheckpoint | None = None,
 ) -> ToolMessage:
-    """Run `item` (with its sudo `password`, if it needs one) and report it once."""
+    """Run `item` (with its sudo `password`, if it needs one) and report it once.
+
+    A call that may change the workspace gets the step's `checkpoint` first, and its
+    change recorded after (`ducklm.undo.step`).
+    """
     call, args = item.planned.call, item.args
+    changes = checkpoint is not None and _may_change(item, password)
     emit(runtime, "tool_call_started", call_id=call["id"], tool=call["name"], args=args)
     if call["name"] in CODER_TOOL_NAMES:
         # The tool takes plain JSON: its injected argument is not part of the state.
         proposal = proposals.get(call["id"] or "")
         args = {**args, "proposal": None if proposal is None else proposal.model_dump()}
+    if changes and checkpoint is not None:
+        await checkpoint.before_call(call["id"] or "", item.args)
     outcome = await _outcome(item, password, args, runtime, env)
     del password  # forget the secret as soon as the command has it
     limit = runtime.context.settings.max_tool_output_chars
     facts = dict(outcome.facts)
+    if changes and checkpoint is not None:
+        facts.update(await checkpoint.after_call(call["id"] or "", call["name"], item.args))
     # Cut twice at most: by the sandbox's byte budget, then for the state's char budget.
     truncated = bool(facts.pop("truncated", False)) or len(outcome.output) > limit
     emit(
@@ -115,6 +127,14 @@ async def _outcome(
     if item.planned.call["name"] == "shell_exec":
         return await _run_shell(item, password, args, runtime, env)
     return await _invoke(tool, item.planned.call, {**args, "workspace": env.workspace})
+
+
+def _may_change(item: DecidedCall, password: str | None) -> bool:
+    """Whether `item` will run and may change the workspace (so it needs a checkpoint)."""
+    runs = item.refusal is None and item.earlier is None
+    if item.needs_password and password is None:
+        runs = False
+    return runs and may_change_workspace(item.planned.call["name"], item.verdict)
 
 
 def _earlier_outcome(earlier: Intent) -> Outcome:

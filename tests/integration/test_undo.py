@@ -1,0 +1,246 @@
+"""Undo through the whole graph: the scripted model changes the workspace with real tools
+in the real sandbox, and undo puts every byte (and mode) back, proven on disk."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ducklm.config.settings import Settings
+from ducklm.runtime.facade import DuckLM, RunResult
+from ducklm.undo import UndoError, UndoRefused
+from tests.support.scripted_llm import ScriptedLLM, ToolCallSpec, call, reply
+
+QUIET = {"critic": False, "memory": False}
+
+
+def shell(command: str, call_id: str | None = None) -> ToolCallSpec:
+    spec = call("shell_exec", command=command)
+    spec.id = call_id
+    return spec
+
+
+async def turn(
+    duck: DuckLM, llm: ScriptedLLM, *calls: ToolCallSpec, thread: str = "t1"
+) -> RunResult:
+    """One turn making `calls`, every question approved."""
+    llm.script(reply(tool_calls=list(calls)), reply("Done."))
+    result = await duck.run("change things", thread_id=thread, **QUIET)
+    while result.status == "interrupted":
+        (pending,) = result.pending
+        asked = pending["request"]["action_requests"]
+        result = await duck.resume_run(thread, [{"type": "approve"}] * len(asked), **QUIET)
+    assert result.status == "completed", result.events
+    return result
+
+
+def tree_of(root: Path) -> dict[str, tuple[str, int, str]]:
+    """Every entry below `root`: kind, exact mode, content digest (or link target)."""
+    seen = {}
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in [*dirs, *files]:
+            path = Path(folder, name)
+            info = path.lstat()
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink():
+                seen[rel] = ("link", 0, os.readlink(path))
+            elif path.is_dir():
+                seen[rel] = ("dir", info.st_mode & 0o7777, "")
+            else:
+                digest = hashlib.sha256(path.read_bytes()).hexdigest()
+                seen[rel] = ("file", info.st_mode & 0o7777, digest)
+    return seen
+
+
+async def snapshot(root: Path) -> dict[str, tuple[str, int, str]]:
+    return await asyncio.to_thread(tree_of, root)
+
+
+def finished(result: RunResult) -> list[dict[str, Any]]:
+    return [e for e in result.events if e["type"] == "tool_call_finished"]
+
+
+@pytest.fixture
+async def seeded(workspace: Path) -> Path:
+    def seed() -> None:
+        (workspace / "notes.md").write_bytes(b"a line\r\nand another a\n")
+        (workspace / "notes.md").chmod(0o640)
+        (workspace / "run.sh").write_text("#!/bin/sh\necho a\n")
+        (workspace / "run.sh").chmod(0o750)
+        (workspace / "docs").mkdir()
+        for i in range(3):
+            (workspace / "docs" / f"p{i}.txt").write_text(f"foo {i}\nfoo foo\n")
+        (workspace / ".gitattributes").write_text("* text eol=crlf\n")
+
+    await asyncio.to_thread(seed)
+    return workspace
+
+
+async def test_sed_in_place_is_undone_byte_for_byte_with_its_mode(
+    duck: DuckLM, llm: ScriptedLLM, seeded: Path
+) -> None:
+    before = await snapshot(seeded)
+    result = await turn(duck, llm, shell("sed -i s/a/b/g notes.md run.sh"))
+    (event,) = finished(result)
+    assert event["status"] == "success", event["output"]
+    assert {c["path"] for c in event["changed_files"]} == {"notes.md", "run.sh"}
+    checkpoint = [e for e in result.events if e["type"] == "workspace_checkpoint"]
+    assert checkpoint[0]["status"] == "taken"
+    assert await snapshot(seeded) != before
+
+    undone = await duck.undo("t1")
+    assert await snapshot(seeded) == before
+    assert {f["path"]: f["action"] for f in undone.plan.summary()["files"]} == {
+        "notes.md": "restored",
+        "run.sh": "restored",
+    }
+
+
+async def test_truncation_creation_and_deletion_after_approval_are_undone(
+    duck: DuckLM, llm: ScriptedLLM, seeded: Path
+) -> None:
+    before = await snapshot(seeded)
+    await turn(
+        duck,
+        llm,
+        shell("echo x > notes.md"),
+        shell("mkdir -p new/deep && echo hi > new/deep/made.txt"),
+        shell("rm run.sh"),  # destructive: asks, approved
+    )
+    assert not await asyncio.to_thread((seeded / "run.sh").exists)
+    await duck.undo("t1")
+    assert await snapshot(seeded) == before, "created folders go too"
+
+
+async def test_whole_tree_command_and_file_write_undo_to_a_call(
+    duck: DuckLM, llm: ScriptedLLM, seeded: Path
+) -> None:
+    original = await snapshot(seeded)
+    await turn(duck, llm, shell("find . -name '*.txt' -exec sed -i s/foo/bar/g {} +", "c-find"))
+    after_find = await snapshot(seeded)
+    assert after_find != original
+    write = call("file_write", path="docs/p0.txt", content="mine\n", overwrite=True)
+    write.id = "c-write"
+    await turn(duck, llm, write)
+    assert await asyncio.to_thread((seeded / "docs/p0.txt").read_text) == "mine\n"
+
+    await duck.undo("t1", to_call="c-write")
+    assert await snapshot(seeded) == after_find
+    await duck.undo("t1", to_call="c-find")
+    assert await snapshot(seeded) == original
+
+
+async def test_undo_survives_a_restart_and_can_itself_be_undone(
+    settings: Settings, llm: ScriptedLLM, seeded: Path
+) -> None:
+    before = await snapshot(seeded)
+    async with DuckLM.open(settings) as duck:
+        await turn(duck, llm, shell("sed -i s/foo/baz/ docs/p1.txt && echo new > fresh.txt"))
+    changed = await snapshot(seeded)
+    async with DuckLM.open(settings) as duck:
+        dry = await duck.undo("t1", dry_run=True)
+        assert "fresh.txt" in dry.plan.diff and "-baz 1" in dry.plan.diff
+        assert await snapshot(seeded) == changed, "a dry run changes nothing"
+        await duck.undo("t1")
+        assert await snapshot(seeded) == before
+        events = [r.data for r in await duck.events("t1") if r.type == "undo_applied"]
+        assert len(events) == 1
+        assert {f["path"] for f in events[0]["files"]} == {"docs/p1.txt", "fresh.txt"}
+        await duck.undo("t1")  # the undo was the last change: undoing it redoes
+        assert await snapshot(seeded) == changed
+
+
+@pytest.mark.parametrize(
+    "outside_change",
+    [
+        lambda ws: (ws / "notes.md").write_text("my own edit\n"),
+        lambda ws: (ws / "notes.md").chmod(0o600),
+        lambda ws: (ws / "notes.md").unlink(),
+    ],
+    ids=["edited", "chmod", "deleted"],
+)
+async def test_undo_refuses_after_an_outside_change_unless_forced(
+    duck: DuckLM, llm: ScriptedLLM, seeded: Path, outside_change: Callable[[Path], Any]
+) -> None:
+    before = await snapshot(seeded)
+    await turn(duck, llm, shell("sed -i s/a/b/ notes.md"))
+    await asyncio.to_thread(outside_change, seeded)
+    touched = await snapshot(seeded)
+    with pytest.raises(UndoRefused) as refused:
+        await duck.undo("t1")
+    assert refused.value.paths == ["notes.md"]
+    assert "--force" in str(refused.value)
+    assert await snapshot(seeded) == touched, "a refused undo touches nothing"
+    await duck.undo("t1", force=True)
+    assert await snapshot(seeded) == before
+
+
+async def test_undo_never_writes_through_a_link_out_of_the_workspace(
+    duck: DuckLM, llm: ScriptedLLM, seeded: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    await asyncio.to_thread(outside.mkdir)
+    await asyncio.to_thread((outside / "p0.txt").write_text, "canary\n")
+    await turn(duck, llm, shell("sed -i s/foo/bar/ docs/p0.txt"))
+
+    def swap() -> None:  # the folder becomes a link that leads out
+        (seeded / "docs").rename(seeded / "docs.moved")
+        (seeded / "docs").symlink_to(outside)
+
+    await asyncio.to_thread(swap)
+    with pytest.raises(UndoError):
+        await duck.undo("t1", force=True)
+    assert await asyncio.to_thread((outside / "p0.txt").read_text) == "canary\n"
+
+
+async def test_read_only_steps_take_no_checkpoint_and_nothing_to_undo_is_said(
+    duck: DuckLM, llm: ScriptedLLM, seeded: Path
+) -> None:
+    result = await turn(duck, llm, shell("cat notes.md"))
+    assert not [e for e in result.events if e["type"] == "workspace_checkpoint"]
+    with pytest.raises(UndoError, match="no change"):
+        await duck.undo("t1")
+
+
+async def test_ignored_and_oversized_files_are_left_out_and_said(
+    settings: Settings, llm: ScriptedLLM, workspace: Path
+) -> None:
+    settings = settings.model_copy(update={"undo_max_file_bytes": 1000})
+
+    def seed() -> None:
+        (workspace / ".gitignore").write_text("build/\n")
+        (workspace / "build").mkdir()
+        (workspace / "build" / "out.o").write_text("object")
+        (workspace / "big.bin").write_bytes(b"x" * 5000)
+        (workspace / "small.txt").write_text("small")
+
+    await asyncio.to_thread(seed)
+    async with DuckLM.open(settings) as duck:
+        result = await turn(duck, llm, shell("echo y > small.txt && echo y > build/out.o"))
+        (checkpoint,) = [e for e in result.events if e["type"] == "workspace_checkpoint"]
+        assert checkpoint["left_out"] == ["big.bin"]
+        (event,) = finished(result)
+        assert [c["path"] for c in event["changed_files"]] == ["small.txt"]
+        await duck.undo("t1")
+    assert await asyncio.to_thread((workspace / "small.txt").read_text) == "small"
+    assert await asyncio.to_thread((workspace / "build" / "out.o").read_text) == "y\n"
+
+
+async def test_the_shadow_repository_is_private_and_the_workspace_git_untouched(
+    duck: DuckLM, llm: ScriptedLLM, seeded: Path, settings: Settings
+) -> None:
+    proc = await asyncio.create_subprocess_exec("git", "init", "-q", str(seeded))
+    await proc.wait()
+    own_git = await snapshot(seeded / ".git")
+    await turn(duck, llm, shell("sed -i s/a/b/ notes.md"))
+    await duck.undo("t1")
+    assert await snapshot(seeded / ".git") == own_git
+    mode = (await asyncio.to_thread((settings.data_dir / "undo").stat)).st_mode
+    assert mode & 0o777 == 0o700
