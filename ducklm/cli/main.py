@@ -26,6 +26,7 @@ from ducklm.cli.ops import add_ops_commands
 from ducklm.cli.remote import over_http
 from ducklm.cli.remote_client import ServerFailed, ServerRefused, connect
 from ducklm.cli.server import add_server_commands
+from ducklm.cli.undo import add_undo_command
 from ducklm.config.settings import Settings, SettingsError, load_settings
 from ducklm.runtime.logs import start_file_logging
 from ducklm.tools.hitl import DecisionError
@@ -183,6 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_ops_commands(sub)
     add_server_commands(sub)
     add_llama_commands(sub)
+    add_undo_command(sub)
     return parser
 
 

@@ -4,8 +4,6 @@ in the real sandbox, and undo puts every byte (and mode) back, proven on disk.""
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,6 +13,7 @@ import pytest
 from ducklm.config.settings import Settings
 from ducklm.runtime.facade import DuckLM, RunResult
 from ducklm.undo import UndoError, UndoRefused
+from tests.support.disk import snapshot
 from tests.support.scripted_llm import ScriptedLLM, ToolCallSpec, call, reply
 
 QUIET = {"critic": False, "memory": False}
@@ -38,29 +37,6 @@ async def turn(
         result = await duck.resume_run(thread, [{"type": "approve"}] * len(asked), **QUIET)
     assert result.status == "completed", result.events
     return result
-
-
-def tree_of(root: Path) -> dict[str, tuple[str, int, str]]:
-    """Every entry below `root`: kind, exact mode, content digest (or link target)."""
-    seen = {}
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d != ".git"]
-        for name in [*dirs, *files]:
-            path = Path(folder, name)
-            info = path.lstat()
-            rel = path.relative_to(root).as_posix()
-            if path.is_symlink():
-                seen[rel] = ("link", 0, os.readlink(path))
-            elif path.is_dir():
-                seen[rel] = ("dir", info.st_mode & 0o7777, "")
-            else:
-                digest = hashlib.sha256(path.read_bytes()).hexdigest()
-                seen[rel] = ("file", info.st_mode & 0o7777, digest)
-    return seen
-
-
-async def snapshot(root: Path) -> dict[str, tuple[str, int, str]]:
-    return await asyncio.to_thread(tree_of, root)
 
 
 def finished(result: RunResult) -> list[dict[str, Any]]:
