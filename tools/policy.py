@@ -19,6 +19,7 @@ from ducklm.tools.workspace import PathError, is_within, relative_name, resolve_
 
 READ_ONLY_TOOLS = frozenset({"file_read", "list_dir", "search_files"})
 NO_COMMAND_POLICY = "no command policy is loaded"
+OVERWRITES = "overwrites existing file {names} (overwrite: ask in permissions.yaml)"
 
 
 @dataclass(frozen=True)
@@ -94,9 +95,19 @@ def _assess_write(args: dict[str, Any], env: PolicyEnv) -> Verdict:
         return Verdict("ask", f"write into the git folder: {rel}", rule_key=f"write:{rel}")
     if any(is_within(p, target) for p in env.protected):
         return Verdict("ask", f"write to DuckLM's own files: {rel}", rule_key=f"write:{rel}")
-    if args.get("overwrite") and target.is_file():
+    if args.get("overwrite") and target.is_file() and overwrite_rule(env) == "ask":
         return Verdict("ask", f"overwrite existing file {rel}", rule_key=f"overwrite:{rel}")
     return ALLOW
+
+
+def overwrite_rule(env: PolicyEnv) -> str:
+    """`overwrite` of `config/permissions.yaml`: `ask` (the default) or `allow`.
+
+    One rule for replacing an existing file's content, whichever tool does it:
+    `file_write` with overwrite, the coder tools, and shell commands (`>`, tee, cp or
+    mv onto a file, `sed -i`, patch, formatters: `tools.commands`).
+    """
+    return env.commands.rules.overwrite if env.commands is not None else "ask"
 
 
 def _assess_shell(args: dict[str, Any], env: PolicyEnv) -> Verdict:
@@ -106,11 +117,24 @@ def _assess_shell(args: dict[str, Any], env: PolicyEnv) -> Verdict:
     if env.commands is None:
         return Verdict("ask", NO_COMMAND_POLICY)
     found = env.commands.classify(command, workspace=env.workspace, sandboxed=env.sandboxed)
+    action, reasons = found.action, list(found.reasons)
+    if action == "allow" and found.replaces and overwrite_rule(env) == "ask":
+        cwd = args.get("cwd") if isinstance(args.get("cwd"), str) else "."
+        existing = [p for p in found.replaces if _is_file(env.workspace, str(cwd), p)]
+        if existing:
+            action = "ask"
+            reasons.append(OVERWRITES.format(names=", ".join(existing)))
     return Verdict(
-        found.action,
-        "; ".join(found.reasons) or f"{found.command_class.replace('_', ' ')} command",
-        rule_key=f"shell:{found.normalized}" if found.action == "ask" else None,
+        action,
+        "; ".join(reasons) or f"{found.command_class.replace('_', ' ')} command",
+        rule_key=f"shell:{found.normalized}" if action == "ask" else None,
         command_class=found.command_class,
         network=found.network,
         sudo=found.sudo,
     )
+
+
+def _is_file(workspace: Path, cwd: str, path: str) -> bool:
+    """Whether `path` (as a command in `cwd` names it) is an existing file. Blocking."""
+    target = Path(path) if path.startswith("/") else workspace / cwd / path
+    return target.is_file()

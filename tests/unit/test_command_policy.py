@@ -17,6 +17,7 @@ from ducklm.tools.commands.policy import (
     default_permissions_path,
     load_command_policy,
 )
+from ducklm.tools.policy import PolicyEnv, assess
 
 WS = Path("/home/duck/ws")
 HOME = Path("/home/duck")
@@ -56,7 +57,12 @@ CASES: list[tuple[str, str, str]] = [
     # writes inside the workspace run at once (in the sandbox)
     ("echo hi > notes.txt", WW, "allow"),
     ("mkdir build && touch build/x", WW, "allow"),
-    ("sed -i s/a/b/ src/main.py", WW, "allow"),
+    ("sed -i s/a/b/ src/main.py", WW, "ask"),  # edits in place: the overwrite rule
+    ("sed -n 1p src/main.py", RO, "allow"),
+    ("black src", WW, "ask"),
+    ("black --check src", RO, "allow"),
+    ("git restore src/main.py", WW, "ask"),
+    ("patch -p1 < fix.diff", WW, "ask"),
     ("git add . && git commit -m wip", WW, "allow"),
     ("cp a.txt b.txt", WW, "allow"),
     ("chmod +x run.sh", WW, "allow"),
@@ -471,3 +477,70 @@ def test_nested_shells_are_followed_then_ask_when_too_deep(policy: CommandPolicy
     assert classify(policy, _nest("ls", 3)).action == "allow"
     deep = classify(policy, _nest("ls", 8))
     assert (deep.action, deep.reasons) == ("ask", (command_policy.TOO_DEEP,))
+
+
+# The overwrite rule, one row per way of replacing an existing file, whatever the tool:
+# (tool, args, asks when `overwrite: ask`). Under `overwrite: allow` every row runs. The
+# workspace holds `old.txt` and the folder `dir/` with `dir/old.txt`.
+OVERWRITES: list[tuple[str, dict[str, object], bool]] = [
+    ("file_write", {"path": "old.txt", "content": "x", "overwrite": True}, True),
+    ("file_write", {"path": "new.txt", "content": "x", "overwrite": True}, False),
+    ("refactor_code", {"path": "old.txt", "instructions": "tidy"}, True),
+    ("generate_code", {"path": "new.py", "instructions": "write it"}, False),
+    ("shell_exec", {"command": "sed -i s/a/b/ old.txt"}, True),
+    ("shell_exec", {"command": "find . -name '*.txt' -exec sed -i s/a/b/ {} +"}, True),
+    ("shell_exec", {"command": "echo x > old.txt"}, True),
+    ("shell_exec", {"command": "echo x >| old.txt"}, True),
+    ("shell_exec", {"command": "ls &> old.txt"}, True),
+    ("shell_exec", {"command": "echo x > new.txt"}, False),
+    ("shell_exec", {"command": "echo x >> old.txt"}, False),  # appending keeps what was there
+    ("shell_exec", {"command": "mv new.txt old.txt"}, True),
+    ("shell_exec", {"command": "mv old.txt new.txt"}, False),
+    ("shell_exec", {"command": "cp new.txt old.txt"}, True),
+    ("shell_exec", {"command": "cp old.txt dir/"}, True),  # dir/old.txt exists
+    ("shell_exec", {"command": "cp new.txt dir/"}, False),
+    ("shell_exec", {"command": "cp -n new.txt old.txt"}, False),
+    ("shell_exec", {"command": "echo x | tee old.txt"}, True),
+    ("shell_exec", {"command": "echo x | tee -a old.txt"}, False),
+    ("shell_exec", {"command": "sort -o old.txt new.txt"}, True),
+    ("shell_exec", {"command": "ln -sf new.txt old.txt"}, True),
+    ("shell_exec", {"command": "black ."}, True),
+    ("shell_exec", {"command": "git checkout -- old.txt"}, True),
+    ("shell_exec", {"command": "echo x > old.txt", "cwd": "dir"}, True),
+    ("shell_exec", {"command": "echo x > new.txt", "cwd": "dir"}, False),
+]
+
+
+@pytest.fixture
+def overwrite_ws(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / "dir").mkdir(parents=True)
+    (ws / "old.txt").write_text("old")
+    (ws / "dir" / "old.txt").write_text("old")
+    return ws
+
+
+@pytest.mark.parametrize("rule", ["ask", "allow"])
+@pytest.mark.parametrize("row", OVERWRITES, ids=[str(r[1]) for r in OVERWRITES])
+def test_every_overwrite_follows_one_rule(
+    policy: CommandPolicy, overwrite_ws: Path, rule: str, row: tuple[str, dict[str, object], bool]
+) -> None:
+    tool, args, asks = row
+    rules = policy.rules.model_copy(update={"overwrite": rule})
+    env = PolicyEnv(workspace=overwrite_ws, commands=CommandPolicy(rules))
+    verdict = assess(tool, dict(args), env)
+    find_exec = "-exec" in str(args.get("command", ""))  # asks anyway: it runs a command
+    expected = "ask" if (asks and rule == "ask") or find_exec else "allow"
+    assert verdict.action == expected, verdict.reason
+    if verdict.action == "ask" and not find_exec:
+        assert "overwrite" in verdict.reason
+
+
+def test_the_overwrite_rule_is_ask_by_default_and_checked(tmp_path: Path) -> None:
+    assert load_command_policy().rules.overwrite == "ask"
+    rules = yaml.safe_load(default_permissions_path().read_text())
+    rules["overwrite"] = "sometimes"
+    bad = tmp_path / "permissions.yaml"
+    bad.write_text(yaml.safe_dump(rules))
+    with pytest.raises(PolicyError, match="overwrite"):
+        load_command_policy(bad)

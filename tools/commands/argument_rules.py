@@ -76,6 +76,7 @@ def _sed(found: Findings, call: Call, cls: CommandClass) -> None:
     if any(flag_matches(o, f) for o in opts for f in ("-i", "--in-place")):
         for word in files:
             found.write(word, "workspace_write", "sed -i")
+        found.edits("sed -i")
 
 
 def _awk(found: Findings, call: Call, cls: CommandClass) -> None:

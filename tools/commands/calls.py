@@ -8,14 +8,14 @@ this in `command_tools`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 
 from ducklm.tools.commands.findings import Findings
 from ducklm.tools.commands.options import Opt, flag_matches, split_options
 from ducklm.tools.commands.rules import PermissionRules, RuleIndex
 from ducklm.tools.commands.verdict import CLASS_REASONS, RANK, CommandClass
-from ducklm.tools.commands.words import Pipes, Redirect, Word
+from ducklm.tools.commands.words import GLOB_CHARS, Pipes, Redirect, Word
 
 UNKNOWN = "{name} is not known to the policy"
 FROM_XARGS = "<arguments from xargs>"
@@ -90,6 +90,8 @@ def classify_call(found: Findings, call: Call, ctx: Ctx) -> CommandClass:
     elif network:
         found.add(cls, CLASS_REASONS["network"].format(name=call.key), network=True)
     _writes(found, call, cls, targets)
+    if not read_only:
+        _overwrites(found, call)
     if cls in ("workspace_write", "destructive") and not targets:
         found.check_cwd(call.key)
     if call.name not in rules.content_blind:
@@ -158,7 +160,35 @@ def _writes(found: Findings, call: Call, cls: CommandClass, targets: list[Word])
     for key in {call.name, call.key}:
         for opt in opts:
             if opt.value is not None and opt.name in rules.write_options.get(key, ()):
-                found.write(opt.value, write_cls, call.key)
+                found.write(opt.value, write_cls, call.key, replaces=True)
+
+
+COPIES = frozenset({"cp", "mv", "install", "ln"})
+NO_CLOBBER = ("-n", "--no-clobber")
+
+
+def _overwrites(found: Findings, call: Call) -> None:
+    """The overwrite rule's part: files this call replaces or edits in place."""
+    rules, opts = found.rules, call.all_options
+    if call.key in rules.edits_in_place or call.name in rules.edits_in_place:
+        found.edits(call.key)
+    words = list(call.positionals)
+    if call.name == "tee" and not any(flag_matches(o, "-a") or o.name == "--append" for o in opts):
+        for word in words:
+            found.may_replace(word, "tee")
+    if call.name not in COPIES or len(words) < 2 or any(o.name in NO_CLOBBER for o in opts):
+        return
+    if call.name == "ln" and not any(flag_matches(o, "-f") or o.name == "--force" for o in opts):
+        return
+    target = words[-1]
+    found.may_replace(target, call.name)
+    for source in words[:-1]:  # onto a folder: the file of the same name inside it
+        if not source.literal or any(c in GLOB_CHARS for c in source.text):
+            if found.places.place(target) == "workspace":
+                found.edits(call.name)  # which names land there is known only when it runs
+            continue
+        name = source.text.rstrip("/").rsplit("/", 1)[-1]
+        found.may_replace(replace(target, text=f"{target.text.rstrip('/')}/{name}"), call.name)
 
 
 def _is_remote(text: str) -> bool:

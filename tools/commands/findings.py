@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ducklm.tools.commands.paths import Places
 from ducklm.tools.commands.rules import PermissionRules, RuleIndex
 from ducklm.tools.commands.verdict import RANK, CommandClass, CommandVerdict
-from ducklm.tools.commands.words import Pipes, Redirect, Word
+from ducklm.tools.commands.words import GLOB_CHARS, Pipes, Redirect, Word
 
 WRITES = "{name} {verb} {path}"
 WRITES_UNKNOWN = "{name} {verb} {path}, which is only known when it runs"
@@ -35,6 +35,15 @@ class Finding:
     network: bool = False
     sudo: bool = False
     secrets: bool = False
+    replaces: str | None = None
+    """A workspace path this part overwrites if it exists."""
+    edits: bool = False
+    """This part rewrites existing files in place."""
+
+
+REPLACING_REDIRECTS = frozenset({">", ">|", "&>"})
+EDITS_IN_PLACE = "{name} rewrites existing files in place"
+OVERWRITE_ASKS = "overwriting existing files asks (overwrite: ask in permissions.yaml)"
 
 
 class Findings:
@@ -63,15 +72,28 @@ class Findings:
         elif redirect.op == "<":
             self.secret(redirect.target)
         else:
-            self.write(redirect.target, "workspace_write", "redirection")
+            replaces = redirect.op in REPLACING_REDIRECTS
+            self.write(redirect.target, "workspace_write", "redirection", replaces=replaces)
 
     def write(
-        self, word: Word, base: CommandClass, name: str, *, recursive: bool = False, verb: str = ""
+        self,
+        word: Word,
+        base: CommandClass,
+        name: str,
+        *,
+        recursive: bool = False,
+        verb: str = "",
+        replaces: bool = False,
     ) -> None:
-        """Record a write to `word`, classed by where it lands."""
+        """Record a write to `word`, classed by where it lands.
+
+        `replaces`: the write overwrites `word` if it exists (the overwrite rule).
+        """
         if word.text == "-" and word.literal:
             return  # standard output
         place = self.places.place(word)
+        if replaces:
+            self.may_replace(word, name)
         verb = verb or ("deletes" if base == "destructive" else "writes to")
         shown = word.text if word.literal else word.source
         text = WRITES.format(name=name, verb=verb, path=shown)
@@ -89,6 +111,23 @@ class Findings:
             )
         elif place == "unknown":
             self.add(raised, WRITES_UNKNOWN.format(name=name, verb=verb, path=shown), ask=True)
+
+    def may_replace(self, word: Word, name: str) -> None:
+        """Record that `name` overwrites `word` if it exists.
+
+        Only in the workspace: other places have rules of their own. A name known only
+        when it runs (`$f`, a glob) counts as an edit in place.
+        """
+        if self.places.place(word) != "workspace":
+            return
+        if word.literal and not any(c in GLOB_CHARS for c in word.text):
+            self.found.append(Finding("read_only", "", replaces=word.text))
+        else:
+            self.edits(name)
+
+    def edits(self, name: str) -> None:
+        """Record that `name` rewrites existing files in place."""
+        self.add("workspace_write", EDITS_IN_PLACE.format(name=name), edits=True)
 
     def secret(self, word: Word) -> None:
         """Record reading `word` when it may hold secrets."""
@@ -124,10 +163,17 @@ def combine(
         action = rules.unsandboxed_actions.model_dump()[cls] or action
     if action == "allow" and any(f.ask or f.secrets or f.sudo for f in findings):
         action = "ask"
+    edits = any(f.edits for f in findings)
+    reasons = [f.reason for f in ordered if f.reason]
+    if action == "allow" and edits and rules.overwrite == "ask":
+        action = "ask"
+        reasons.append(OVERWRITE_ASKS)
     return CommandVerdict(
         action=action,
         command_class=cls,
-        reasons=tuple(dict.fromkeys(f.reason for f in ordered)),
+        reasons=tuple(dict.fromkeys(reasons)),
+        replaces=tuple(dict.fromkeys(f.replaces for f in findings if f.replaces)),
+        edits_in_place=edits,
         normalized=normalized,
         network=any(f.network for f in findings),
         sudo=any(f.sudo for f in findings),

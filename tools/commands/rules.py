@@ -99,6 +99,8 @@ class PermissionRules(_Strict):
 
     actions: Actions
     unsandboxed_actions: ActionOverrides = ActionOverrides()
+    overwrite: Literal["ask", "allow"] = "ask"
+    edits_in_place: tuple[str, ...] = ()
     commands: dict[CommandClass, tuple[str, ...]]
     needs_network: tuple[str, ...] = ()
     read_only_without_args: tuple[str, ...] = ()

@@ -40,3 +40,8 @@ class CommandVerdict:
     """Some part runs through sudo (needs the password flow)."""
     secrets: bool = False
     """Some part reads secrets (~/.ssh, /etc/shadow, .env, *.pem ...)."""
+    replaces: tuple[str, ...] = ()
+    """Workspace files it overwrites if they exist (`>`, tee, cp/mv onto, sort -o...):
+    whether they do is known only on disk, so `tools.policy` looks (the overwrite rule)."""
+    edits_in_place: bool = False
+    """Some part rewrites existing files in place (`sed -i`, patch, git checkout, black)."""
