@@ -9,6 +9,7 @@ import * as api from "./api.js";
 import { addAudited, beforeTask, historyView } from "./history.js";
 import { reportErrors, showError, showInfo } from "./notify.js";
 import { RestartCard } from "./restart-card.js";
+import { REVERT_EVENT } from "./revert.js";
 import { Turn, userMessage } from "./turn.js";
 
 // Past tasks whose audited events (route, plan, coder diffs) are loaded into history.
@@ -35,6 +36,7 @@ export class Chat {
     this.taskId = null;
     this.reattempts = 0;
     this.stickToBottom = true;
+    transcript.addEventListener(REVERT_EVENT, (event) => this.revert(event.detail));
     transcript.addEventListener("scroll", () => {
       const gap = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight;
       this.stickToBottom = gap < STICK_TO_BOTTOM_PX;
@@ -320,6 +322,20 @@ export class Chat {
       for (const event of latest.events) this.activity.record(event);
     } catch (error) {
       if (generation === this.generation) showError(error);
+    }
+  }
+
+  /** Roll back the files changed from `callId` on; tell the button how it went. */
+  async revert({ callId, force, settle }) {
+    try {
+      const path = `/v1/conversations/${encodeURIComponent(this.conversationId)}/undo`;
+      const result = await api.post(path, { to_call: callId, force });
+      const files = result.files.filter((file) => file.action !== "unchanged");
+      showInfo(`Reverted ${files.length} file(s): ${files.map((file) => file.path).join(", ")}`);
+      settle("done");
+    } catch (error) {
+      showError(error);
+      settle(error.status === 409 && /outside DuckLM/.test(error.message) ? "refused" : "failed");
     }
   }
 

@@ -3,6 +3,7 @@
 
 import { diffView, splitDiff } from "./diff.js";
 import { h, prettyJson } from "./dom.js";
+import { changedLine, revertButton } from "./revert.js";
 
 /** The tools whose calls propose a change to a file (`code_proposed`). */
 export const CODER_TOOLS = new Set(["generate_code", "fix_code", "refactor_code"]);
@@ -38,6 +39,7 @@ export class ToolCard {
     this.output = h("pre", { class: "terminal-output", testid: "tool-output", hidden: true });
     this.meta = h("p", { class: "tool-meta", testid: "tool-meta", hidden: true });
     this.code = h("div", { class: "code-change", testid: "code-change", hidden: true });
+    this.changes = h("div", { class: "tool-undo", testid: "tool-undo", hidden: true });
     this.el = h(
       "section",
       {
@@ -51,7 +53,19 @@ export class ToolCard {
       this.code,
       this.output,
       this.meta,
+      this.changes,
     );
+  }
+
+  /** The files this call changed (`changed_files` of its finish), with a Revert button. */
+  offerRevert({ changed_files: changed }) {
+    if (!changed?.length || !this.changes.hidden) return;
+    const callId = this.el.dataset.callId;
+    this.changes.replaceChildren(
+      changedLine(changed),
+      revertButton({ callId, label: "Revert", testid: "tool-revert" }),
+    );
+    this.changes.hidden = false;
   }
 
   /**
@@ -98,5 +112,10 @@ export class ToolCard {
     this.meta.textContent = facts.join(" · ");
     this.meta.hidden = facts.length === 0;
     if (typeof exitCode === "number") this.el.dataset.exitCode = String(exitCode);
+  }
+
+  /** Whether this call changed files (and so can be reverted). */
+  get changedFiles() {
+    return !this.changes.hidden;
   }
 }

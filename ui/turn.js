@@ -8,6 +8,7 @@ import { renderMarkdown } from "./markdown.js";
 import { PlanView } from "./plan.js";
 import { ApprovalCard, PasswordCard } from "./question-cards.js";
 import { routeLine } from "./route.js";
+import { revertButton } from "./revert.js";
 import { ToolCard } from "./tool-card.js";
 
 /** What the status line says in each state of the task; completed says nothing. */
@@ -68,11 +69,13 @@ export class Turn {
     this.state = "completed";
     this.body = h("div", { class: "turn-body" });
     this.status = h("p", { class: "turn-status", testid: "turn-status", hidden: true });
+    this.undo = h("div", { class: "turn-undo", testid: "turn-undo", hidden: true });
     this.el = h(
       "article",
       { class: "turn turn-assistant", testid: "assistant-turn", attrs: { "aria-label": "DuckLM" } },
       this.body,
       this.status,
+      this.undo,
     );
   }
 
@@ -124,6 +127,7 @@ export class Turn {
   /** A past turn's audited events (its messages are shown already): the route and plan. */
   applyAudited(events) {
     for (const event of events) if (AUDIT_ONLY.has(event.type)) this.apply(event);
+    for (const event of events) if (event.type === "tool_call_finished") this.offerRevert(event);
     const done = events.findLast((event) => event.type === "done");
     if (done && done.status !== "interrupted") this.plan?.end();
   }
@@ -257,6 +261,21 @@ export class Turn {
     // A call refused before it ran may finish without having started.
     const card = this.tools.get(event.call_id) ?? this.startTool(event);
     card.finish(event);
+    this.offerRevert(event);
+  }
+
+  /**
+   * A call that changed files gets a Revert button, and the turn one that reverts from
+   * its first such call on (the turn's changes, and any made after it).
+   */
+  offerRevert(event) {
+    if (!event.changed_files?.length) return;
+    this.tools.get(event.call_id)?.offerRevert(event);
+    if (!this.undo.hidden) return;
+    this.undo.replaceChildren(
+      revertButton({ callId: event.call_id, label: "Revert this turn", testid: "turn-revert" }),
+    );
+    this.undo.hidden = false;
   }
 
   /** Tool calls of a stored assistant message; their results come as tool messages. */
