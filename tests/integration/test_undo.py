@@ -13,6 +13,7 @@ import pytest
 from ducklm.config.settings import Settings
 from ducklm.runtime.facade import DuckLM, RunResult
 from ducklm.undo import UndoError, UndoRefused
+from tests.integration.test_coder_graph import Model as CoderModel
 from tests.support.disk import snapshot
 from tests.support.scripted_llm import ScriptedLLM, ToolCallSpec, call, reply
 
@@ -220,3 +221,22 @@ async def test_the_shadow_repository_is_private_and_the_workspace_git_untouched(
     assert await snapshot(seeded / ".git") == own_git
     mode = (await asyncio.to_thread((settings.data_dir / "undo").stat)).st_mode
     assert mode & 0o777 == 0o700
+
+
+async def test_a_coder_refactor_is_undone(duck: DuckLM, llm: ScriptedLLM, workspace: Path) -> None:
+    model = CoderModel()
+    llm.set_responder(model)
+    target = workspace / "calc.py"
+    await asyncio.to_thread(target.write_text, "def add(a, b):\n    return a - b\n")
+    await asyncio.to_thread(target.chmod, 0o755)
+    before = await snapshot(workspace)
+    refactor = call("refactor_code", path="calc.py", instructions="make add add")
+    model.actions.extend([reply(tool_calls=[refactor]), reply("Refactored.")])
+    model.code.append({"content": "def add(a, b):\n    return a + b\n", "explanation": "plus"})
+    paused = await duck.run("Refactor calc.py so add adds", thread_id="t1", **QUIET)
+    assert paused.status == "interrupted"  # an existing file: the diff is asked about
+    done = await duck.resume_run("t1", [{"type": "approve"}], **QUIET)
+    (event,) = finished(done)
+    assert event["changed_files"] == [{"path": "calc.py", "change": "modified"}]
+    await duck.undo("t1", to_call=event["call_id"])
+    assert await snapshot(workspace) == before
