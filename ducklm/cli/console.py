@@ -51,6 +51,11 @@ class ConsolePrinter:
         mark = {"success": "ok", "unknown": "outcome unknown"}.get(item["status"], "failed")
         first = (item.get("output") or "").strip().splitlines()[:1]
         self._note(f"<- {item['tool']} {mark}" + (f": {first[0][:120]}" if first else ""))
+        changed = item.get("changed_files") or []
+        if changed:
+            names = ", ".join(c["path"] for c in changed[:5]) + (" ..." if len(changed) > 5 else "")
+            undo = f"ducklm undo {item.get('thread_id', 'THREAD')} --to {item['call_id']}"
+            self._note(f"   changed {len(changed)} file(s): {names} (to roll back: {undo})")
 
     def _on_route_decided(self, item: Event) -> None:
         chosen = [name for name in ("plan", "coder") if item.get(name)]

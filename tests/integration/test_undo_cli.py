@@ -47,6 +47,7 @@ async def test_chat_then_undo_leaves_the_workspace_exactly_as_it_was(
     llm.script(reply("Replaced."))
     done = await run_cli("resume", "T1", "--decision", "approve", *QUIET, env=env, cwd=tmp_path)
     assert done.code == 0, done.stderr
+    assert "changed 2 file(s): a.txt, sub/b.txt (to roll back: ducklm undo T1 --to" in done.stderr
     assert await asyncio.to_thread((txt_files / "a.txt").read_text) == "bar and bar\n"
 
     dry = await run_cli("undo", "T1", "--dry-run", env=env, cwd=tmp_path)
