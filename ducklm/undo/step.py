@@ -26,6 +26,7 @@ from ducklm.undo.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 
+SHOWN_CHANGES = 200
 NOT_RECORDED = "DuckLM could not record what this call changed: {why}"
 
 
@@ -95,7 +96,13 @@ class StepCheckpoint:
         if change is None:
             return {}
         self._before = Snapshot(change.commit, after.tree, after.modes)
-        return {"changed_files": change.meta["changed"], "undo_id": change.id}
+        changed = change.meta["changed"]
+        # The record keeps them all; the event (and the audit row) the first ones.
+        return {
+            "changed_files": changed[:SHOWN_CHANGES],
+            "changed_count": len(changed),
+            "undo_id": change.id,
+        }
 
 
 def _named(args: dict[str, Any]) -> tuple[str, ...]:

@@ -59,9 +59,19 @@ class Findings:
         self.readers: list[tuple[str, Pipes]] = []
         self.downloads: list[Pipes] = []
 
-    def add(self, cls: CommandClass, reason: str, **flags: bool) -> None:
-        """Record one risky part; `flags` are those of `Finding`."""
-        self.found.append(Finding(cls, reason, **flags))
+    def add(
+        self,
+        cls: CommandClass,
+        reason: str,
+        *,
+        ask: bool = False,
+        network: bool = False,
+        sudo: bool = False,
+        secrets: bool = False,
+        edits: bool = False,
+    ) -> None:
+        """Record one risky part; the flags are those of `Finding`."""
+        self.found.append(Finding(cls, reason, ask, network, sudo, secrets, edits=edits))
 
     def redirect(self, redirect: Redirect) -> None:
         """Record what a redirection opens: a socket, a secret, or a file it writes."""
