@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ducklm.runtime.events import EVENT_TYPES, Event, EventType, RunStatus
     from ducklm.runtime.facade import DuckLM, NotWaitingError, RunResult, new_thread_id
     from ducklm.tools.hitl import Decision, DecisionError
+    from ducklm.undo import UndoError, UndoRefused, UndoResult
 
 # Each public name and the module that defines it.
 _EXPORTS = {
@@ -42,6 +43,9 @@ _EXPORTS = {
     "load_settings": "ducklm.config.settings",
     "Decision": "ducklm.tools.hitl",
     "DecisionError": "ducklm.tools.hitl",
+    "UndoError": "ducklm.undo",
+    "UndoRefused": "ducklm.undo",
+    "UndoResult": "ducklm.undo",
 }
 
 __all__ = [
@@ -59,6 +63,9 @@ __all__ = [
     "RunStatus",
     "Settings",
     "SettingsError",
+    "UndoError",
+    "UndoRefused",
+    "UndoResult",
     "build_graph",
     "load_settings",
     "new_thread_id",
