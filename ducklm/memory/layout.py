@@ -19,10 +19,13 @@ CONTENT_KEY = QdrantVectorStore.CONTENT_KEY
 METADATA_KEY = QdrantVectorStore.METADATA_KEY
 
 
-def collection_name(model: str) -> str:
-    """One collection per embedding model, so switching models never mixes vectors."""
+def collection_name(model: str, kind: str = "memories") -> str:
+    """One collection per kind (`memories`, `episodes`) and embedding model.
+
+    Per model, so switching models never mixes vectors.
+    """
     slug = "".join(ch if ch.isalnum() else "_" for ch in model.rsplit("/", 1)[-1].lower())
-    return f"ducklm_memories_{slug}"
+    return f"ducklm_{kind}_{slug}"
 
 
 def payload(record: MemoryRecord) -> dict[str, Any]:

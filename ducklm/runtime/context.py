@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ducklm.config.settings import Settings
 from ducklm.learning.skills import SkillRegistry, default_skills_dir
-from ducklm.memory import MemoryStore, open_memory
+from ducklm.memory import MemoryStore, open_episodes, open_memory
 from ducklm.models.clients import ModelRoles
 from ducklm.models.local.autostart import models_config_for
 from ducklm.models.prompts import Prompts, load_prompts, prompts_dir
@@ -63,6 +63,8 @@ class DuckContext:
     """Commands started, so a resumed run never starts one twice."""
     memory: MemoryStore | None
     """Long-term memory (records in SQLite, vectors in Qdrant)."""
+    episodes: MemoryStore | None = None
+    """Every user and assistant message as it was said (`ducklm.memory.episodes`)."""
     experience: ExperienceLog
     """The critic's reflections."""
     skills: SkillRegistry
@@ -159,6 +161,7 @@ async def open_dependencies(
         open_memory(settings, db) as memory,
         _open_tokens(base_url) as tokens,
     ):
+        episodes = await open_episodes(settings, db, memory)
         context = DuckContext(
             settings=settings,
             models=static.models,
@@ -169,6 +172,7 @@ async def open_dependencies(
             protection=protection,
             intents=CommandIntents(db),
             memory=memory,
+            episodes=episodes,
             experience=ExperienceLog(db),
             skills=static.skills,
             skills_dir=static.skills_dir,
