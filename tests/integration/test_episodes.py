@@ -76,7 +76,8 @@ async def test_said_three_days_ago_in_a_is_recalled_in_b_with_its_date(
     duck: DuckLM, llm: ScriptedLLM, roles: Roles
 ) -> None:
     three_days_ago = time.time() - 3 * DAY
-    await say(duck, "My sister Ana started a new job at the Porto aquarium.", "a", at=three_days_ago)
+    told = "My sister Ana started a new job at the Porto aquarium."
+    await say(duck, told, "a", at=three_days_ago)
     assert duck.context.memory is not None
     assert await duck.context.memory.list() == []  # no memory-policy record involved
 
@@ -159,21 +160,18 @@ async def test_a_time_asked_about_keeps_what_was_said_then(
     assert texts == ["We talked about the trip to Krakow by train."]
 
 
-async def test_forgetting_a_conversation_forgets_its_episodes(
-    duck: DuckLM, roles: Roles
-) -> None:
+async def test_forgetting_a_conversation_forgets_its_episodes(duck: DuckLM, roles: Roles) -> None:
     await say(duck, "My bike is a green Brompton.", "a")
     await say(duck, "My car is a red Fiat.", "b")
     await duck.forget_thread("a")
     left = await episodes(duck).list(limit=1000)
     assert {e.conversation_id for e in left} == {"b"}
-    found = await episodes(duck).search("green Brompton bike", workspace=str(duck.settings.workspace))
+    workspace = str(duck.settings.workspace)
+    found = await episodes(duck).search("green Brompton bike", workspace=workspace)
     assert all(h.record.conversation_id == "b" for h in found.hits)
 
 
-async def test_reindex_rebuilds_episodes_from_the_conversations(
-    duck: DuckLM, roles: Roles
-) -> None:
+async def test_reindex_rebuilds_episodes_from_the_conversations(duck: DuckLM, roles: Roles) -> None:
     await say(duck, "My bike is a green Brompton.", "a")
     store = episodes(duck)
     before = {e.id: e.created_at for e in await store.list(limit=1000)}
