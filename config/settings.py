@@ -68,6 +68,8 @@ class Settings(BaseSettings):
     """Attempts per model call for retryable errors (connection, timeout, 5xx, malformed reply)."""
     model_retry_initial_interval: float = Field(default=0.5, ge=0.0, le=60.0)
     """Seconds before the first retry; doubles each attempt."""
+    episodes: bool = True
+    """Index every user and assistant message for recall and `search_conversations`."""
     qdrant_url: str | None = None
     """A Qdrant server for memory vectors; unset, Qdrant runs embedded on disk in the data dir."""
     embeddings_url: str | None = None

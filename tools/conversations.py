@@ -33,15 +33,15 @@ BAD_DATE = "{name}: {problem}"
 async def search_conversations(  # noqa: D417  workspace is injected, not the model's
     query: str,
     workspace: Annotated[Path, InjectedToolArg],
-    since: str | None = None,
-    until: str | None = None,
+    since: str = "",
+    until: str = "",
 ) -> str:
-    """Search what the user and you said in earlier conversations (this workspace).
+    """Search what the user and you said in past conversations.
 
     Args:
-        query: What to look for, in words, e.g. "Ana's new job".
-        since: Only what was said on or after this date, e.g. "2026-05-01" or "last week".
-        until: Only what was said up to this date (that whole day included).
+        query: What to look for.
+        since: From this date on, e.g. "2026-05-01" or "last week".
+        until: Up to this date, that day included.
     """
     runtime: Runtime[DuckContext] = get_runtime()
     store = runtime.context.episodes
@@ -63,8 +63,8 @@ async def search_conversations(  # noqa: D417  workspace is injected, not the mo
     return "\n".join(_line(n, hit) for n, hit in enumerate(found.hits, start=1))
 
 
-def _bound(name: str, value: str | None) -> Window | None:
-    if value is None or not value.strip():
+def _bound(name: str, value: str) -> Window | None:
+    if not value.strip():
         return None
     try:
         return phrase_window(value)

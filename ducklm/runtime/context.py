@@ -161,7 +161,7 @@ async def open_dependencies(
         open_memory(settings, db) as memory,
         _open_tokens(base_url) as tokens,
     ):
-        episodes = await open_episodes(settings, db, memory)
+        episodes = await open_episodes(settings, db, memory) if settings.episodes else None
         context = DuckContext(
             settings=settings,
             models=static.models,

@@ -12,8 +12,11 @@ from typing import Any
 
 import pytest
 
+from ducklm.config.settings import Settings
 from ducklm.memory import MemoryStore
+from ducklm.memory.table import MemoryTable
 from ducklm.runtime.facade import DuckLM
+from ducklm.stores import open_database
 from tests.support.scripted_llm import Reply, ScriptedLLM, call, reply
 
 DAY = 86_400.0
@@ -188,3 +191,13 @@ async def test_reindex_rebuilds_episodes_from_the_conversations(duck: DuckLM, ro
     assert {e.created_at for e in after} == {task.created_at}
     found = await store.search("Brompton", workspace=str(duck.settings.workspace))
     assert found.hits and found.hits[0].record.text == "My bike is a green Brompton."
+
+
+async def test_episodes_switched_off_records_nothing(settings: Settings, roles: Roles) -> None:
+    async with DuckLM.open(settings.model_copy(update={"episodes": False})) as duck:
+        assert duck.context.episodes is None
+        assert duck.episode_writer is None
+        result = await duck.run("My bike is a green Brompton.", thread_id="a")
+        assert result.status == "completed"
+    async with open_database(settings.database_location) as db:
+        assert await MemoryTable(db, "episodes").count() == 0
