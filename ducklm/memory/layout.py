@@ -39,6 +39,7 @@ def payload(record: MemoryRecord) -> dict[str, Any]:
             "workspace": seen.workspace,
             "conversation_id": seen.conversation_id,
             "superseded": seen.superseded,
+            "said_at": seen.said_at,
         },
     }
 
@@ -65,7 +66,15 @@ def qdrant_filter(view: View) -> models.Filter:
                 ]
             )
         )
-    return models.Filter(must=[field("superseded", False)], should=visible)
+    must: list[models.Condition] = [field("superseded", False)]
+    if view.since is not None or view.until is not None:
+        # Points written before times were in the payload fail this: a reindex adds them.
+        window = models.Range(gte=view.since, lt=view.until)
+        must.append(models.FieldCondition(key=f"{METADATA_KEY}.said_at", range=window))
+    must_not: list[models.Condition] = []
+    if view.others_only and view.conversation_id is not None:
+        must_not.append(field("conversation_id", view.conversation_id))
+    return models.Filter(must=must, should=visible, must_not=must_not or None)
 
 
 def index_filter_fields(client: QdrantClient, collection: str) -> None:
@@ -75,5 +84,6 @@ def index_filter_fields(client: QdrantClient, collection: str) -> None:
         ("workspace", models.PayloadSchemaType.KEYWORD),
         ("conversation_id", models.PayloadSchemaType.KEYWORD),
         ("superseded", models.PayloadSchemaType.BOOL),
+        ("said_at", models.PayloadSchemaType.FLOAT),
     ):
         client.create_payload_index(collection, f"{METADATA_KEY}.{name}", field_schema=kind)
