@@ -73,6 +73,8 @@ class Settings(BaseSettings):
     gets none (its steps cannot be undone). 0 turns checkpoints and undo off."""
     undo_max_file_bytes: int = Field(default=32 * 1024 * 1024, ge=1)
     """Files larger than this are left out of checkpoints (and cannot be undone)."""
+    episodes: bool = True
+    """Index every user and assistant message for recall and `search_conversations`."""
     qdrant_url: str | None = None
     """A Qdrant server for memory vectors; unset, Qdrant runs embedded on disk in the data dir."""
     embeddings_url: str | None = None

@@ -7,11 +7,19 @@ Hybrid search gets candidates; when there are more than a few, the recall role p
 the relevant ones, shown to it numbered from 1. If the role fails, the top candidates
 above a score threshold are kept. A degraded search (Qdrant down: keyword only) is a
 warning event, never a failed run.
+
+Beside the facts it searches the episodes (what was said in the workspace's other
+conversations; this one's are in the history), with a budget of its own: the best
+`EPISODES` above `EPISODE_MIN_SCORE`, never shown to the recall role. A request that
+names a time ("last week", "in May") searches within it first, and everywhere when
+nothing was said then.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import HumanMessage
@@ -19,10 +27,12 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
 from ducklm.graph.state import DuckState
-from ducklm.memory import MemoryHit
+from ducklm.memory import MemoryHit, MemoryStore, SearchResult
+from ducklm.memory.dates import Window, find_window_async
 from ducklm.nodes.route import rules_route
 from ducklm.runtime.context import DuckContext
 from ducklm.runtime.events import emit
+from ducklm.turn.prompting.recalled import SPEAKERS
 from ducklm.turn.prompting.structured import ask_validated, system_prompt, with_system
 from ducklm.turn.prompting.transcript import latest_request
 
@@ -34,6 +44,10 @@ FEW = 3
 """Up to this many candidates are kept without asking the recall role."""
 FALLBACK_MIN_SCORE = 0.3
 """Without the recall role, candidates scoring below this are dropped."""
+EPISODES = 3
+"""At most this many episodes join the facts."""
+EPISODE_MIN_SCORE = 0.35
+"""Episodes scoring below this are left out: unrelated chat only costs a small model."""
 PICK_REQUEST = "Request: {request}\n\nMemories:\n{memories}\n\nWhich memories help? Numbers only."
 
 
@@ -51,16 +65,56 @@ async def recall_memories(state: DuckState, runtime: Runtime[DuckContext]) -> di
     if ctx.memory is None or not request.strip() or not wanted:
         return {"recalled": []} if state.recalled else {}
     thread_id = runtime.execution_info.thread_id if runtime.execution_info else None
-    result = await ctx.memory.search(
-        request,
-        workspace=state.workspace or str(ctx.settings.workspace),
-        conversation_id=thread_id,
-        k=CANDIDATES,
-    )
+    where = Where(state.workspace or str(ctx.settings.workspace), thread_id)
+    window = await find_window_async(request)
+    result = await _search(ctx.memory, request, where, window, k=CANDIDATES)
     if result.degraded:
         emit(runtime, "error", stage="recall", fatal=False, message=result.warning or "")
     hits = result.hits if len(result.hits) <= FEW else await _pick(ctx, request, result.hits)
-    return {"recalled": [_recalled(hit) for hit in hits]}
+    said = await _episodes(ctx.episodes, request, where, window)
+    return {"recalled": [_recalled(hit) for hit in hits] + [_recalled(hit) for hit in said]}
+
+
+@dataclass(frozen=True)
+class Where:
+    """The request's workspace and conversation."""
+
+    workspace: str
+    conversation_id: str | None
+
+
+async def _search(
+    store: MemoryStore,
+    request: str,
+    where: Where,
+    window: Window | None,
+    *,
+    k: int,
+    others_only: bool = False,
+) -> SearchResult:
+    """Search within `window` first; everywhere when nothing was said then."""
+    search = functools.partial(
+        store.search,
+        request,
+        workspace=where.workspace,
+        conversation_id=where.conversation_id,
+        k=k,
+        others_only=others_only,
+    )
+    if window is not None:
+        within = await search(since=window.since, until=window.until)
+        if within.hits:
+            return within
+    return await search()
+
+
+async def _episodes(
+    store: MemoryStore | None, request: str, where: Where, window: Window | None
+) -> list[MemoryHit]:
+    if store is None or not store.has_records:
+        return []
+    found = await _search(store, request, where, window, k=EPISODES, others_only=True)
+    return [hit for hit in found.hits if hit.score >= EPISODE_MIN_SCORE]
 
 
 async def _pick(ctx: DuckContext, request: str, hits: list[MemoryHit]) -> list[MemoryHit]:
@@ -77,4 +131,8 @@ async def _pick(ctx: DuckContext, request: str, hits: list[MemoryHit]) -> list[M
 
 def _recalled(hit: MemoryHit) -> dict[str, Any]:
     record = hit.record
-    return {"id": record.id, "text": record.text, "scope": record.scope, "score": hit.score}
+    item = {"id": record.id, "text": record.text, "scope": record.scope, "score": hit.score}
+    item["said_at"] = record.created_at
+    if record.memory_type in SPEAKERS and record.metadata.get("message_id"):
+        item.update(kind="episode", speaker=record.memory_type, conversation=record.conversation_id)
+    return item

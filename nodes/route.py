@@ -69,7 +69,7 @@ def rules_route(state: DuckState, ctx: DuckContext) -> Route:
     """
     facts = RouteFacts(
         recall_enabled=ctx.memory is not None,
-        memory_has_records=ctx.memory is not None and ctx.memory.has_records,
+        memory_has_records=any(s is not None and s.has_records for s in (ctx.memory, ctx.episodes)),
         critic_enabled=ctx.critic_enabled,
         tools=frozenset(ctx.tools.names),
     )

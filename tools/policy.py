@@ -17,7 +17,7 @@ from ducklm.tools.coder_tools import CODER_TOOL_NAMES
 from ducklm.tools.commands.policy import CommandPolicy
 from ducklm.tools.workspace import PathError, is_within, relative_name, resolve_in_workspace
 
-READ_ONLY_TOOLS = frozenset({"file_read", "list_dir", "search_files"})
+READ_ONLY_TOOLS = frozenset({"file_read", "list_dir", "search_files", "search_conversations"})
 NO_COMMAND_POLICY = "no command policy is loaded"
 OVERWRITES = "overwrites existing file {names} (overwrite: ask in permissions.yaml)"
 

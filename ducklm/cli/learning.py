@@ -45,7 +45,9 @@ def add_learning_commands(sub: Any) -> None:
     delete = msub.add_parser("delete", help="forget a memory by id")
     delete.add_argument("memory_id")
     delete.set_defaults(command_fn=cmd_memory_delete, remote_fn=remote_memory_delete)
-    reindex = msub.add_parser("reindex", help="rebuild the vectors from SQLite")
+    reindex = msub.add_parser(
+        "reindex", help="rebuild the vectors from SQLite, and the episodes from the conversations"
+    )
     reindex.set_defaults(command_fn=cmd_memory_reindex, remote_fn=remote_memory_reindex)
 
     skills = sub.add_parser("skills", help="list skills and the proposals to change them")
@@ -114,6 +116,8 @@ async def cmd_memory_reindex(duck: DuckLM, args: argparse.Namespace) -> int:
 
     count = await _memory(duck).reindex(progress)
     print(f"\nreindexed {count} memories", file=sys.stderr)
+    episodes = await duck.reindex_episodes(progress)
+    print(f"\nreindexed {episodes} episodes (messages of every conversation)", file=sys.stderr)
     return 0
 
 

@@ -4,6 +4,7 @@ Open it with `open_memory(settings, db)`; see `MemoryStore` for what it offers.
 """
 
 from ducklm.memory.embeddings import EmbeddingError
+from ducklm.memory.opening import open_episodes, open_memory
 from ducklm.memory.records import (
     MemoryHit,
     MemoryNotFound,
@@ -13,7 +14,7 @@ from ducklm.memory.records import (
     SearchResult,
 )
 from ducklm.memory.scope import infer_scope
-from ducklm.memory.store import MemoryStore, open_memory
+from ducklm.memory.store import MemoryStore
 from ducklm.memory.vectors import VectorsUnavailable
 
 __all__ = [
@@ -27,5 +28,6 @@ __all__ = [
     "SearchResult",
     "VectorsUnavailable",
     "infer_scope",
+    "open_episodes",
     "open_memory",
 ]

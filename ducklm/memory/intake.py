@@ -16,7 +16,7 @@ def new_record(item: NewMemory, now: float | None = None) -> MemoryRecord:
         ValueError: Empty text, importance outside 0..1, an unknown scope, or a scope
             without its workspace / conversation id.
     """
-    stamp = time.time() if now is None else now
+    stamp = item.said_at or (time.time() if now is None else now)
     text = clean_text(item.text)
     scope = item.scope or _fitting(infer_scope(text), item)
     if scope not in SCOPES:
@@ -26,7 +26,7 @@ def new_record(item: NewMemory, now: float | None = None) -> MemoryRecord:
     if scope == "conversation" and not item.conversation_id:
         raise ValueError("a conversation memory needs its conversation id")
     return MemoryRecord(
-        id=str(uuid.uuid4()),
+        id=item.id or str(uuid.uuid4()),
         text=text,
         scope=scope,
         workspace=item.workspace,

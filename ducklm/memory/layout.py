@@ -19,10 +19,13 @@ CONTENT_KEY = QdrantVectorStore.CONTENT_KEY
 METADATA_KEY = QdrantVectorStore.METADATA_KEY
 
 
-def collection_name(model: str) -> str:
-    """One collection per embedding model, so switching models never mixes vectors."""
+def collection_name(model: str, kind: str = "memories") -> str:
+    """One collection per kind (`memories`, `episodes`) and embedding model.
+
+    Per model, so switching models never mixes vectors.
+    """
     slug = "".join(ch if ch.isalnum() else "_" for ch in model.rsplit("/", 1)[-1].lower())
-    return f"ducklm_memories_{slug}"
+    return f"ducklm_{kind}_{slug}"
 
 
 def payload(record: MemoryRecord) -> dict[str, Any]:
@@ -36,6 +39,7 @@ def payload(record: MemoryRecord) -> dict[str, Any]:
             "workspace": seen.workspace,
             "conversation_id": seen.conversation_id,
             "superseded": seen.superseded,
+            "said_at": seen.said_at,
         },
     }
 
@@ -62,7 +66,15 @@ def qdrant_filter(view: View) -> models.Filter:
                 ]
             )
         )
-    return models.Filter(must=[field("superseded", False)], should=visible)
+    must: list[models.Condition] = [field("superseded", False)]
+    if view.since is not None or view.until is not None:
+        # Points written before times were in the payload fail this: a reindex adds them.
+        window = models.Range(gte=view.since, lt=view.until)
+        must.append(models.FieldCondition(key=f"{METADATA_KEY}.said_at", range=window))
+    must_not: list[models.Condition] = []
+    if view.others_only and view.conversation_id is not None:
+        must_not.append(field("conversation_id", view.conversation_id))
+    return models.Filter(must=must, should=visible, must_not=must_not or None)
 
 
 def index_filter_fields(client: QdrantClient, collection: str) -> None:
@@ -72,5 +84,6 @@ def index_filter_fields(client: QdrantClient, collection: str) -> None:
         ("workspace", models.PayloadSchemaType.KEYWORD),
         ("conversation_id", models.PayloadSchemaType.KEYWORD),
         ("superseded", models.PayloadSchemaType.BOOL),
+        ("said_at", models.PayloadSchemaType.FLOAT),
     ):
         client.create_payload_index(collection, f"{METADATA_KEY}.{name}", field_schema=kind)

@@ -55,6 +55,10 @@ class NewMemory:
     memory_type: str = "fact"
     importance: float = 0.5
     metadata: dict[str, Any] | None = None
+    id: str | None = None
+    """A chosen id (an episode's comes from its message); `None` makes a new uuid4."""
+    said_at: float | None = None
+    """When it was said, as a Unix time; `None` means now."""
 
 
 @dataclass(frozen=True)

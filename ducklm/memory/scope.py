@@ -70,28 +70,44 @@ class Visibility:
     workspace: str | None
     conversation_id: str | None
     superseded: bool
+    said_at: float = 0.0
+    """When it was said (the record's `created_at`), for searches within dates."""
 
     @classmethod
     def of(cls, record: MemoryRecord) -> Visibility:
         """The visibility of `record`."""
+        superseded = record.superseded_by is not None
         return cls(
-            record.scope, record.workspace, record.conversation_id, record.superseded_by is not None
+            record.scope, record.workspace, record.conversation_id, superseded, record.created_at
         )
 
 
 @dataclass(frozen=True)
 class View:
-    """Where a request comes from: its workspace and conversation."""
+    """Where a request comes from (its workspace and conversation), and what it leaves out."""
 
     workspace: str | None
     conversation_id: str | None
+    since: float | None = None
+    """Only what was said at or after this Unix time."""
+    until: float | None = None
+    """Only what was said before this Unix time."""
+    others_only: bool = False
+    """Leave out the asking conversation's own records (its history is in the prompt)."""
 
     def sees(self, record: Visibility) -> bool:
         """Global records, this workspace's and this conversation's; never superseded ones."""
-        if record.superseded:
+        if record.superseded or not self._in_window(record):
             return False
         if record.scope == "global":
             return True
         if record.scope == "workspace":
             return self.workspace is not None and record.workspace == self.workspace
         return self.conversation_id is not None and record.conversation_id == self.conversation_id
+
+    def _in_window(self, record: Visibility) -> bool:
+        if self.others_only and record.conversation_id == self.conversation_id:
+            return False
+        if self.since is not None and record.said_at < self.since:
+            return False
+        return self.until is None or record.said_at < self.until

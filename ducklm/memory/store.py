@@ -6,17 +6,14 @@ import asyncio
 import builtins
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ducklm.config.settings import Settings
 from ducklm.memory.bm25 import BM25Index
-from ducklm.memory.embeddings import Embedder, EmbeddingError, open_embedder
-from ducklm.memory.fusion import fuse
+from ducklm.memory.embeddings import Embedder, EmbeddingError
+from ducklm.memory.fusion import VECTOR_WEIGHT, fuse
 from ducklm.memory.intake import check_importance, clean_text, new_record
-from ducklm.memory.layout import collection_name
 from ducklm.memory.records import (
     MemoryHit,
     MemoryNotFound,
@@ -28,8 +25,7 @@ from ducklm.memory.records import (
 from ducklm.memory.scope import View, Visibility
 from ducklm.memory.table import MemoryTable
 from ducklm.memory.tokens import tokenize
-from ducklm.memory.vectors import VectorIndex, VectorsUnavailable, open_vectors
-from ducklm.stores.db import Database
+from ducklm.memory.vectors import VectorIndex, VectorsUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +46,16 @@ class MemoryStore:
     reindex).
     """
 
-    def __init__(self, table: MemoryTable, embedder: Embedder, vectors: VectorIndex) -> None:
+    def __init__(
+        self,
+        table: MemoryTable,
+        embedder: Embedder,
+        vectors: VectorIndex,
+        *,
+        weight: float = VECTOR_WEIGHT,
+    ) -> None:
         self._table = table
+        self._weight = weight
         self._embedder = embedder
         self._vectors = vectors
         self._keywords = BM25Index()
@@ -63,6 +67,11 @@ class MemoryStore:
     def embedder(self) -> Embedder:
         """The embedding model, shared with skill selection."""
         return self._embedder
+
+    @property
+    def vectors(self) -> VectorIndex:
+        """The vector index (its Qdrant client serves sibling collections too)."""
+        return self._vectors
 
     async def add(
         self,
@@ -138,6 +147,22 @@ class MemoryStore:
             self._seen[old_id] = Visibility.of(new)
             await self._guard(self._vectors.set_payload(new))
 
+    async def delete_conversation(self, conversation_id: str) -> int:
+        """Forget every record of one conversation everywhere; returns how many."""
+        async with self._write_lock:
+            ids = await self._table.delete_conversation(conversation_id)
+            for memory_id in ids:
+                self._keywords.remove(memory_id)
+                self._seen.pop(memory_id, None)
+            if ids:
+                await self._guard(self._vectors.delete(ids))
+            return len(ids)
+
+    async def missing(self, ids: Sequence[str]) -> builtins.list[str]:
+        """Which of `ids` are not stored (lets a writer skip what it stored before)."""
+        found = await self._table.get_many(ids)
+        return [i for i in ids if i not in found]
+
     async def delete(self, memory_id: str) -> bool:
         """Forget a memory everywhere; `False` when there was none."""
         async with self._write_lock:
@@ -159,15 +184,20 @@ class MemoryStore:
         workspace: str | None = None,
         conversation_id: str | None = None,
         k: int = 5,
+        since: float | None = None,
+        until: float | None = None,
+        others_only: bool = False,
     ) -> SearchResult:
         """Hybrid search over what this workspace and conversation see; best `k` first.
 
-        Never raises for Qdrant or embedding trouble: the result is then keyword-only,
-        with `degraded=True` and a `warning` for people.
+        `since` / `until` (Unix times) keep what was said in that window; `others_only`
+        leaves out the records of `conversation_id` itself. Never raises for Qdrant or
+        embedding trouble: the result is then keyword-only, with `degraded=True` and a
+        `warning` for people.
         """
         if not self._seen:  # nothing stored: no query embedding before the first token
             return SearchResult([], degraded=self._stale is not None, warning=self._stale)
-        view = View(workspace, conversation_id)
+        view = View(workspace, conversation_id, since, until, others_only)
         keyword = dict(self._keywords.search(query, lambda i: self._sees(view, i), CANDIDATES))
         warning = self._stale
         vector: dict[str, float]
@@ -178,7 +208,7 @@ class MemoryStore:
             warning = f"memory search fell back to keywords: {exc}"
         missing = vector.keys() - keyword.keys()
         keyword.update(self._keywords.score(query, missing))
-        fused = fuse(vector, keyword, self._keywords.query_weight(query))[:k]
+        fused = fuse(vector, keyword, self._keywords.query_weight(query), weight=self._weight)[:k]
         records = await self._table.get_many(f.id for f in fused)
         hits = [
             MemoryHit(records[f.id], f.score, f.vector_score, f.keyword_score)
@@ -319,19 +349,3 @@ class MemoryStore:
         pairs = [(r.id, r.text) for r in records]
         self._keywords = await asyncio.to_thread(BM25Index.build, pairs)
         self._seen = {r.id: Visibility.of(r) for r in records}
-
-
-@asynccontextmanager
-async def open_memory(settings: Settings, db: Database) -> AsyncIterator[MemoryStore]:
-    """Open Qdrant (embedded or server) and load the keyword index from SQLite.
-
-    The embedding model loads later, on first use. A Qdrant that cannot open does not
-    fail this: the store searches by keyword and every result says so.
-    """
-    async with AsyncExitStack() as stack:
-        embedder = await stack.enter_async_context(open_embedder(settings))
-        collection = collection_name(settings.embeddings_model)
-        vectors = await stack.enter_async_context(open_vectors(settings, collection))
-        store = MemoryStore(MemoryTable(db), embedder, vectors)
-        await store.load()
-        yield store

@@ -1,4 +1,8 @@
-"""The `memories` table in DuckLM's SQLite file: the source of truth for every memory."""
+"""The `memories` and `episodes` tables in DuckLM's database: the source of truth.
+
+Both hold the same columns: an episode (a message as it was said) is a record with the
+scope `workspace`, its conversation, its speaker in `memory_type` and its time.
+"""
 
 from __future__ import annotations
 
@@ -15,23 +19,29 @@ COLUMNS = (
 )
 
 
-class MemoryTable:
-    """Reads and writes of `memories` in DuckLM's database."""
+TABLES = frozenset({"memories", "episodes"})
 
-    def __init__(self, db: Database) -> None:
+
+class MemoryTable:
+    """Reads and writes of one records table (`memories` or `episodes`)."""
+
+    def __init__(self, db: Database, name: str = "memories") -> None:
+        if name not in TABLES:  # the name goes into SQL text: only the known ones
+            raise ValueError(f"unknown records table {name!r}")
         self._db = db
+        self.name = name
 
     async def insert(self, records: Sequence[MemoryRecord]) -> None:
         """Store new records in one transaction."""
         await self._db.executemany(
-            f"INSERT INTO memories ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO {self.name} ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [_row(r) for r in records],
         )
 
     async def replace(self, record: MemoryRecord) -> None:
         """Write every field of an existing record."""
         await self._db.execute(
-            "UPDATE memories SET text = ?, importance = ?, updated_at = ?, "
+            f"UPDATE {self.name} SET text = ?, importance = ?, updated_at = ?, "
             "superseded_by = ?, metadata = ? WHERE id = ?",
             (
                 record.text,
@@ -45,7 +55,18 @@ class MemoryTable:
 
     async def delete(self, memory_id: str) -> bool:
         """Delete one record; `False` when there was none."""
-        return await self._db.execute("DELETE FROM memories WHERE id = ?", (memory_id,)) > 0
+        return await self._db.execute(f"DELETE FROM {self.name} WHERE id = ?", (memory_id,)) > 0
+
+    async def delete_conversation(self, conversation_id: str) -> list[str]:
+        """Delete every record of one conversation; returns their ids."""
+        async with self._db.transaction():
+            rows = await self._db.fetchall(
+                f"SELECT id FROM {self.name} WHERE conversation_id = ?", (conversation_id,)
+            )
+            await self._db.execute(
+                f"DELETE FROM {self.name} WHERE conversation_id = ?", (conversation_id,)
+            )
+        return [str(row[0]) for row in rows]
 
     async def get_many(self, ids: Iterable[str]) -> dict[str, MemoryRecord]:
         """The records of `ids` that exist, by id."""
@@ -85,11 +106,11 @@ class MemoryTable:
 
     async def count(self) -> int:
         """How many records there are, superseded ones included."""
-        row = await self._db.fetchone("SELECT COUNT(*) FROM memories")
+        row = await self._db.fetchone(f"SELECT COUNT(*) FROM {self.name}")
         return int(row[0]) if row else 0
 
     async def _select(self, tail: str, params: Sequence[Any]) -> list[MemoryRecord]:
-        query = f"SELECT {COLUMNS} FROM memories {tail}"
+        query = f"SELECT {COLUMNS} FROM {self.name} {tail}"
         rows = await self._db.fetchall(query, params)
         return [_record(row) for row in rows]
 

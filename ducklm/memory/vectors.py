@@ -47,21 +47,41 @@ class VectorsUnavailable(RuntimeError):
     """Qdrant cannot be used right now; the message says why, for people."""
 
 
+class QdrantLink:
+    """One Qdrant client and the lock that serialises its calls, shared by collections.
+
+    Embedded Qdrant allows one client per folder in a process, so the memories' and
+    the episodes' collections go through the same client (and its one lock).
+    """
+
+    def __init__(self, client: QdrantClient | None, *, where: str, server: bool) -> None:
+        self.client = client
+        self.where = where
+        self.server = server
+        self.lock = asyncio.Lock()
+        self.problem: str | None = None
+        """Why the client could not be opened, if it could not."""
+
+
 class VectorIndex:
     """One Qdrant collection holding a unit vector per memory, keyed by the memory's id."""
 
-    def __init__(
-        self, client: QdrantClient | None, collection: str, *, where: str, server: bool
-    ) -> None:
-        self._client = client
+    def __init__(self, link: QdrantLink, collection: str) -> None:
+        self._link = link
         self._collection = collection
-        self._where = where
-        self._server = server
+        self._where = link.where
+        self._server = link.server
         self._dim: int | None = None  # of the collection; None until known to exist
         self._checked = False
-        self._lock = asyncio.Lock()
-        self.problem: str | None = None
+
+    @property
+    def problem(self) -> str | None:
         """Why the client could not be opened, if it could not."""
+        return self._link.problem
+
+    def sibling(self, collection: str) -> VectorIndex:
+        """An index of another collection on the same client."""
+        return VectorIndex(self._link, collection)
 
     async def count(self) -> int | None:
         """Points in the collection; `None` when there is no collection yet."""
@@ -129,16 +149,17 @@ class VectorIndex:
                 client.delete_collection(self._collection)
             self._dim = None
 
-        if self._client is None:
+        if self._link.client is None:
             await self._reopen()
         await self._run(run)
 
     async def close(self) -> None:
-        """Close the client (embedded mode releases its folder lock)."""
-        async with self._lock:
-            if self._client is not None:
-                await asyncio.to_thread(self._client.close)
-                self._client = None
+        """Close the client, for every sibling (embedded mode releases its folder lock)."""
+        link = self._link
+        async with link.lock:
+            if link.client is not None:
+                await asyncio.to_thread(link.client.close)
+                link.client = None
 
     def _search_server(
         self, client: QdrantClient, vector: Vectors, view: View, accept: Accept, limit: int
@@ -176,6 +197,8 @@ class VectorIndex:
             if client.collection_exists(self._collection):
                 params = client.get_collection(self._collection).config.params.vectors
                 self._dim = params.size if isinstance(params, models.VectorParams) else None
+                if not self._server:  # a sibling collection was not relaxed at connect
+                    _relax_local_durability(client, self._collection)
             self._checked = True
         return self._dim is not None
 
@@ -198,8 +221,8 @@ class VectorIndex:
         self._dim = dim
 
     async def _run(self, call: Callable[[QdrantClient], T]) -> T:
-        async with self._lock:
-            client = self._client
+        async with self._link.lock:
+            client = self._link.client
             if client is None:
                 raise VectorsUnavailable(self.problem or f"Qdrant at {self._where} is closed")
             try:
@@ -215,8 +238,9 @@ class VectorIndex:
                 ) from exc
 
     async def _reopen(self) -> None:
-        async with self._lock:
-            self._client, self.problem = await asyncio.to_thread(
+        link = self._link
+        async with link.lock:
+            link.client, link.problem = await asyncio.to_thread(
                 _connect_client, self._where, server=self._server, collection=self._collection
             )
             self._checked = False
@@ -306,8 +330,9 @@ async def open_vectors(settings: Settings, collection: str) -> AsyncIterator[Vec
     client, problem = await asyncio.to_thread(
         _connect_client, where, server=server, collection=collection
     )
-    index = VectorIndex(client, collection, where=where, server=server)
-    index.problem = problem
+    link = QdrantLink(client, where=where, server=server)
+    link.problem = problem
+    index = VectorIndex(link, collection)
     try:
         yield index
     finally:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ducklm.config.settings import Settings
 from ducklm.learning.skills import SkillRegistry, default_skills_dir
-from ducklm.memory import MemoryStore, open_memory
+from ducklm.memory import MemoryStore, open_episodes, open_memory
 from ducklm.models.clients import ModelRoles
 from ducklm.models.local.autostart import models_config_for
 from ducklm.models.prompts import Prompts, load_prompts, prompts_dir
@@ -64,6 +64,8 @@ class DuckContext:
     """Commands started, so a resumed run never starts one twice."""
     memory: MemoryStore | None
     """Long-term memory (records in SQLite, vectors in Qdrant)."""
+    episodes: MemoryStore | None = None
+    """Every user and assistant message as it was said (`ducklm.memory.episodes`)."""
     experience: ExperienceLog
     """The critic's reflections."""
     skills: SkillRegistry
@@ -163,6 +165,7 @@ async def open_dependencies(
         _open_tokens(base_url) as tokens,
     ):
         stores = RunStores.on(db, owner)
+        episodes = await open_episodes(settings, db, memory) if settings.episodes else None
         context = DuckContext(
             settings=settings,
             models=static.models,
@@ -173,6 +176,7 @@ async def open_dependencies(
             protection=protection,
             intents=CommandIntents(db),
             memory=memory,
+            episodes=episodes,
             experience=ExperienceLog(db),
             skills=static.skills,
             skills_dir=static.skills_dir,

@@ -26,7 +26,9 @@ from langgraph.types import Command
 from ducklm.config.settings import Settings, load_settings
 from ducklm.graph.builder import DuckGraph, build_graph
 from ducklm.graph.state import DuckState
+from ducklm.memory.episodes import EpisodeWriter
 from ducklm.runtime.context import Dependencies, DuckContext, open_dependencies
+from ducklm.runtime.episodes import reindex_conversations, turn_loader
 from ducklm.runtime.events import Event, RunStatus
 from ducklm.runtime.recovery import recover_dead_runs
 from ducklm.runtime.runner import GraphOptions, TaskRef, stream_run
@@ -74,6 +76,10 @@ class DuckLM:
         self._deps = deps
         self.graph = graph
         self._prefetches: set[asyncio.Task[Any]] = set()
+        episodes = deps.context.episodes
+        load = turn_loader(graph, str(deps.context.settings.workspace))
+        self.episode_writer = None if episodes is None else EpisodeWriter(episodes, load)
+        """Indexes each ended run's messages behind it (`ducklm.memory.episodes`)."""
 
     @classmethod
     @asynccontextmanager
@@ -100,7 +106,12 @@ class DuckLM:
                 retry_attempts=settings.model_retry_attempts,
                 retry_initial_interval=settings.model_retry_initial_interval,
             ).compile(checkpointer=saver, name="ducklm")
-            yield cls(deps, graph)
+            duck = cls(deps, graph)
+            try:
+                yield duck
+            finally:
+                if duck.episode_writer is not None:  # what is queued lands before closing
+                    await duck.episode_writer.aclose()
 
     @property
     def settings(self) -> Settings:
@@ -392,9 +403,23 @@ class DuckLM:
         return await self._deps.stores.runs.cancel_requested(run_ids)
 
     async def forget_thread(self, thread_id: str) -> None:
-        """Delete a conversation: its checkpoints, tasks, runs and events (memories stay)."""
+        """Delete a conversation: checkpoints, tasks, runs, events, episodes (facts stay)."""
         await self.graph.checkpointer.adelete_thread(thread_id)  # type: ignore[union-attr]
         await self._deps.stores.conversations.delete(thread_id)
+        if self._deps.context.episodes is not None:
+            await self._deps.context.episodes.delete_conversation(thread_id)
+
+    async def reindex_episodes(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Index every conversation's messages again from the checkpoints; the count."""
+        if self.episode_writer is not None:
+            await self.episode_writer.idle()
+        episodes, stores = self._deps.context.episodes, self._deps.stores
+        if episodes is None:
+            return 0
+        load = turn_loader(self.graph, str(self.settings.workspace))
+        return await reindex_conversations(
+            episodes, load, stores.conversations, stores.tasks, progress
+        )
 
     async def runs(self, thread_id: str) -> list[RunRecord]:
         """The runs of `thread_id`, oldest first."""
@@ -496,6 +521,8 @@ class DuckLM:
             checkpoint_id=checkpoint_id,
             options=options,
         ):
+            if item["type"] == "done" and self.episode_writer is not None:
+                self.episode_writer.note(thread_id)  # returns at once; indexing follows
             yield item
 
 

@@ -85,6 +85,24 @@ CREATE TABLE IF NOT EXISTS memories (
 );
 CREATE INDEX IF NOT EXISTS memories_by_scope ON memories (scope, workspace, conversation_id);
 
+-- Episodes: every user and assistant message as it was said (ducklm/memory/episodes.py).
+-- The columns of `memories`: scope 'workspace', the speaker in memory_type, the time
+-- it was said in created_at, the message's id in metadata.
+CREATE TABLE IF NOT EXISTS episodes (
+    id              TEXT PRIMARY KEY,
+    text            TEXT NOT NULL,
+    scope           TEXT NOT NULL,
+    workspace       TEXT,
+    conversation_id TEXT,
+    memory_type     TEXT NOT NULL,
+    importance      REAL NOT NULL,
+    created_at      REAL NOT NULL,
+    updated_at      REAL NOT NULL,
+    superseded_by   TEXT,
+    metadata        TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS episodes_by_conversation ON episodes (conversation_id);
+
 CREATE TABLE IF NOT EXISTS experience (
     id          TEXT PRIMARY KEY,
     thread_id   TEXT NOT NULL,

@@ -23,6 +23,7 @@ from ducklm.turn.prompting.budget import (
     pack_context,
     split_at_request,
 )
+from ducklm.turn.prompting.recalled import recalled_line
 from ducklm.turn.prompting.transcript import as_text, for_native_tools
 
 
@@ -38,7 +39,7 @@ async def pack_for_role(
         system=system,
         request=request,
         skills=render_skills(skills, ctx.settings.max_skill_tokens, estimate_tokens),
-        memories=[str(m["text"]) for m in state.recalled],
+        memories=[recalled_line(m) for m in state.recalled],
         recent=recent,
         turn=turn,
         summary=state.summary,

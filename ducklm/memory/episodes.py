@@ -1,0 +1,157 @@
+"""Episodes: every user and assistant message, indexed as it was said.
+
+Facts are what the memory policy chose to keep; episodes are what was *said*, in any
+conversation of the workspace, found by keyword and vector like facts (the same
+`MemoryStore`, over the `episodes` table and its own Qdrant collection). An episode
+is a record with the scope `workspace`, its conversation, the speaker (`user` /
+`assistant`) as its type and the time it was said.
+
+The `EpisodeWriter` indexes a finished turn's messages behind the turn: the run service
+hands it the thread when a run ends and returns at once; encoding and writing happen
+in a background task, after a short pause, so they never sit on a first token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Literal
+
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+
+from ducklm.memory.records import NewMemory
+from ducklm.memory.store import MemoryStore
+
+log = logging.getLogger(__name__)
+
+Speaker = Literal["user", "assistant"]
+LoadTurn = Callable[[str], Awaitable[tuple[Sequence[AnyMessage], str]]]
+"""A conversation's messages and its workspace, by conversation id."""
+
+EPISODE_NAMESPACE = uuid.UUID("6f1d7c4e-2b7a-4e59-9a53-5d0c7c1e2a10")
+"""uuid5 namespace: an episode's id follows from its conversation and message id."""
+MAX_EPISODE_CHARS = 2_000
+"""Longer messages are kept as their head: an answer's first lines carry its gist."""
+RECENT_MESSAGES = 40
+"""A finished turn looks back this far for messages not yet indexed."""
+WRITE_DELAY_S = 0.5
+"""Pause before writing: the person's next message often follows at once, and its
+query encoding must not queue behind ours on the model's thread."""
+
+
+def episode_id(conversation_id: str, message_id: str) -> str:
+    """The id of the episode of one message (stable: re-indexing finds it)."""
+    return str(uuid.uuid5(EPISODE_NAMESPACE, f"{conversation_id}\x00{message_id}"))
+
+
+def speaker_of(message: AnyMessage) -> Speaker | None:
+    """`user` or `assistant` for messages people said or read; `None` for the rest."""
+    if isinstance(message, HumanMessage):
+        return "user"
+    if isinstance(message, AIMessage) and not message.tool_calls:
+        return "assistant"
+    return None  # tool results and tool-call steps are not conversation
+
+
+def episodes_of(
+    messages: Sequence[AnyMessage],
+    *,
+    conversation_id: str,
+    workspace: str,
+    said_at: Callable[[AnyMessage], float],
+) -> list[NewMemory]:
+    """The episodes of `messages` that have a speaker, an id and some text."""
+    items = []
+    for message in messages:
+        speaker = speaker_of(message)
+        text = message.text.strip()
+        if speaker is None or not message.id or not text:
+            continue
+        items.append(
+            NewMemory(
+                text[:MAX_EPISODE_CHARS],
+                scope="workspace",
+                workspace=workspace,
+                conversation_id=conversation_id,
+                memory_type=speaker,
+                metadata={"message_id": message.id},
+                id=episode_id(conversation_id, message.id),
+                said_at=said_at(message),
+            )
+        )
+    return items
+
+
+async def index_new(store: MemoryStore, items: Sequence[NewMemory]) -> int:
+    """Store the episodes among `items` that are not stored yet; returns how many."""
+    missing = set(await store.missing([i.id for i in items if i.id]))
+    fresh = [i for i in items if i.id in missing]
+    if fresh:
+        await store.add_many(fresh)
+    return len(fresh)
+
+
+class EpisodeWriter:
+    """Indexes finished turns in the background, one at a time, in the order handed in.
+
+    `note` never awaits; `aclose` waits for what is queued. A failure is logged and
+    costs that turn's episodes only (`ducklm memory reindex` finds them again).
+    """
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        load: LoadTurn,
+        *,
+        clock: Callable[[], float] = time.time,
+        delay_s: float = WRITE_DELAY_S,
+    ) -> None:
+        self._store = store
+        self._load = load
+        self.clock = clock
+        """When a turn's messages were said (a test moves it)."""
+        self._delay_s = delay_s
+        self._queue: asyncio.Queue[tuple[str, float] | None] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+
+    def note(self, conversation_id: str) -> None:
+        """Index the turn that just ended in `conversation_id`, soon."""
+        self._queue.put_nowait((conversation_id, self.clock()))
+        if self._task is None:
+            self._task = asyncio.create_task(self._drain(), name="ducklm-episodes")
+
+    async def idle(self) -> None:
+        """Wait until everything handed in so far is written."""
+        await self._queue.join()
+
+    async def aclose(self) -> None:
+        """Write what is queued, then stop."""
+        if self._task is None:
+            return
+        self._queue.put_nowait(None)
+        await self._task
+        self._task = None
+
+    async def _drain(self) -> None:
+        while (item := await self._queue.get()) is not None:
+            await asyncio.sleep(self._delay_s)
+            try:
+                await self._write(*item)
+            except Exception:  # a lost turn is found again by a reindex
+                log.warning("episodes of %s not indexed", item[0], exc_info=True)
+            finally:
+                self._queue.task_done()
+        self._queue.task_done()
+
+    async def _write(self, conversation_id: str, ended_at: float) -> None:
+        messages, workspace = await self._load(conversation_id)
+        items = episodes_of(
+            list(messages)[-RECENT_MESSAGES:],
+            conversation_id=conversation_id,
+            workspace=workspace,
+            said_at=lambda _: ended_at,
+        )
+        await index_new(self._store, items)
