@@ -1,6 +1,8 @@
 """Long-term memory: records in SQLite, vectors in Qdrant, hybrid (vector + BM25) search.
 
-Open it with `open_memory(settings, db)`; see `MemoryStore` for what it offers.
+Open it with `open_memory(settings, db)`; see `MemoryStore` for what it offers. The
+episodes (every message as it was said, `ducklm.memory.episodes`) are a second store
+beside it: `open_episodes(settings, db, facts)`.
 """
 
 from ducklm.memory.embeddings import EmbeddingError
