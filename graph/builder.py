@@ -91,7 +91,7 @@ def build_graph(
         fn: Any = _with_default_context(node, default_context) if default_context else node
         builder.add_node(name, fn, retry_policy=policy)
     # route, context and recall are one node, `context` (`turn_start.py`): as three
-    # tasks of one superstep they cost a one-tool turn about 10% more.
+    # tasks of one superstep each cost LangGraph's per-task plumbing and checkpoint writes.
     builder.add_edge(START, "context")
     builder.add_conditional_edges("context", route_after_context)
     builder.add_edge("planner", "action")

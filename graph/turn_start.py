@@ -3,10 +3,9 @@
 The three read the same state (the request) and write disjoint fields, and nothing
 downstream starts before all three have ended, so LangGraph would gain nothing from
 running them as three tasks of one superstep, and it charges per task: a task of its own,
-a state built for it, and a batch of checkpoint writes each. Measured
-(`scripts/bench/turn_overhead.py`, see docs/architecture.md "Where a turn's time goes"),
-one task instead of three made a one-tool turn about 10% faster. They still run
-concurrently (a model call in one does not hold up the others), as asyncio tasks.
+a state built for it, and a batch of checkpoint writes each (docs/architecture.md,
+"One task starts a turn", has the measurements). They still run concurrently (a model
+call in one does not hold up the others), as asyncio tasks.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Every statement is one trip to that thread: the statement, its rows and, outside a
 transaction, its commit run there together. aiosqlite (which the checkpointer uses) takes
 a trip for each of those steps, and a trip is a thread wake-up on each side; a run's
-bookkeeping is a dozen statements, so it took about 20 trips where it now takes 10
-(measured in `scripts/bench/turn_overhead.py`, see docs/architecture.md).
+bookkeeping took about 20 trips where it now takes 10 (docs/architecture.md, "DuckLM's
+SQLite tables on a thread of their own").
 """
 
 from __future__ import annotations
