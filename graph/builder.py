@@ -1,8 +1,10 @@
 """Builds the cognitive cycle.
 
-    START -> (context | recall) -> action -(tool calls)-> tool -> action ...
-                                  action -(no calls)-> thinker -> [critic] -> [memory_policy] -> END
-                                  action -(its reply is the answer)-> [critic] -> ...
+    START -> context -> [planner] -> action -(tool calls)-> tool -> action ...
+                        action -(no calls)-> thinker -> [critic] -> [memory_policy] -> END
+                        action -(its reply is the answer)-> [critic] -> ...
+
+    (`context` routes the turn, prepares it and recalls memories: `turn_start.py`.)
 
 The builder is returned uncompiled: whoever opens a checkpointer compiles it (the
 library facade, the CLI, the server, tests); `langgraph.json` gets it compiled without
@@ -29,15 +31,13 @@ from ducklm.graph.routing import (
     route_after_tool,
 )
 from ducklm.graph.state import DuckState, InputState
+from ducklm.graph.turn_start import start_turn
 from ducklm.models.errors import is_retryable
 from ducklm.nodes.action import decide_action
 from ducklm.nodes.coder import propose_code
-from ducklm.nodes.context import prepare_turn
 from ducklm.nodes.critic import reflect_on_turn
 from ducklm.nodes.memory_policy import decide_memory
 from ducklm.nodes.planner import write_plan
-from ducklm.nodes.recall import recall_memories
-from ducklm.nodes.route import decide_turn_route
 from ducklm.nodes.step_review import review_step
 from ducklm.nodes.thinker import write_answer
 from ducklm.nodes.tool import run_tools
@@ -77,9 +77,7 @@ def build_graph(
     # Nodes without a retry policy handle their model's failures themselves (a fallback,
     # or a non-fatal error event), so a retry could only repeat their events.
     nodes: tuple[tuple[str, Node, RetryPolicy | None], ...] = (
-        ("route", decide_turn_route, None),
-        ("context", prepare_turn, None),
-        ("recall", recall_memories, None),
+        ("context", start_turn, None),
         ("planner", write_plan, None),
         ("action", decide_action, retry),
         ("coder", propose_code, None),
@@ -92,13 +90,10 @@ def build_graph(
     for name, node, policy in nodes:
         fn: Any = _with_default_context(node, default_context) if default_context else node
         builder.add_node(name, fn, retry_policy=policy)
-    # route, context and recall share the first superstep (one checkpoint; a superstep
-    # of its own for the route cost the first token about 4 ms). Only the route's edge
-    # leads on: a superstep ends when all its nodes have, so the planner or the action
-    # starts after all three, and sees their writes.
-    for first in ("route", "context", "recall"):
-        builder.add_edge(START, first)
-    builder.add_conditional_edges("route", route_after_context)
+    # route, context and recall are one node, `context` (`turn_start.py`): as three
+    # tasks of one superstep each cost LangGraph's per-task plumbing and checkpoint writes.
+    builder.add_edge(START, "context")
+    builder.add_conditional_edges("context", route_after_context)
     builder.add_edge("planner", "action")
     builder.add_conditional_edges("action", route_after_action)
     builder.add_edge("coder", "tool")

@@ -28,6 +28,32 @@ HTTP_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20)
 SPEAKING_ROLES: frozenset[RoleName] = frozenset({"action", "thinker", "coder"})
 
 
+class _IgnoredCookies(httpx.Cookies):
+    """A cookie jar that never stores what a response sets."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        """Keep nothing: model servers are stateless APIs, not browsers."""
+
+
+class CookielessClient(httpx.AsyncClient):
+    """An `httpx.AsyncClient` that neither keeps nor sends cookies.
+
+    httpx reads every response's `Set-Cookie` headers through `http.cookiejar`, about
+    0.1 ms a model call on this machine even when there are none, and a turn makes
+    several calls. An OpenAI-compatible API is authenticated by its key, not by cookies;
+    a proxy that relies on a sticky-session cookie would lose its affinity (the cost).
+    """
+
+    @property
+    def cookies(self) -> httpx.Cookies:
+        """Always empty."""
+        return _IgnoredCookies()
+
+    @cookies.setter
+    def cookies(self, cookies: Any) -> None:
+        raise TypeError("the model client keeps no cookies")
+
+
 class ModelRoles:
     """The resolved role configs and one chat client per role."""
 
@@ -50,7 +76,7 @@ class ModelRoles:
         langchain-openai's default pool is process-wide and cached by URL, so it would
         outlive the event loop its connections belong to.
         """
-        http = httpx.AsyncClient(limits=HTTP_LIMITS, timeout=None)
+        http = CookielessClient(limits=HTTP_LIMITS, timeout=None)
         clients = {name: make_chat_model(cfg, http) for name, cfg in configs.items()}
         return cls(configs, clients, http)
 

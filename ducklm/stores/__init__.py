@@ -1,8 +1,8 @@
 """DuckLM's own tables: tasks and their runs, audit events, conversations, rules.
 
 LangGraph's checkpointer keeps the graph state beside them; these tables hold what DuckLM
-needs besides. They live in SQLite (`aiosqlite`) or PostgreSQL (psycopg async): no query
-runs on the event loop's thread either way (`ducklm.stores.db`).
+needs besides. They live in SQLite (a connection on a thread of its own) or PostgreSQL
+(psycopg async): no query runs on the event loop's thread either way (`ducklm.stores.db`).
 """
 
 from ducklm.stores.approvals import ApprovalRule, ApprovalRules

@@ -1,0 +1,86 @@
+"""The roles' shared HTTP client over real HTTP: it keeps no cookie a server sets."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+import pytest
+
+from ducklm.models.clients import CookielessClient, ModelRoles
+from ducklm.models.roles import load_roles
+
+
+class CookieServer:
+    """Sets a cookie on every answer and records the `Cookie` header of each request."""
+
+    def __init__(self) -> None:
+        self.sent: list[str | None] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                server.sent.append(self.headers.get("Cookie"))
+                self.send_response(200)
+                self.send_header("Set-Cookie", "affinity=node-1; Path=/")
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._http.server_address[1]}/v1/models"
+        self._thread = threading.Thread(
+            target=self._http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+
+    def close(self) -> None:
+        self._http.shutdown()
+        self._http.server_close()
+
+
+@pytest.fixture
+def cookie_server() -> Iterator[CookieServer]:
+    server = CookieServer()
+    yield server
+    server.close()
+
+
+async def test_set_cookie_is_neither_kept_nor_sent_back(cookie_server: CookieServer) -> None:
+    async with CookielessClient() as http:
+        for _ in range(2):
+            answer = await http.get(cookie_server.url)
+            assert answer.status_code == 200
+            assert answer.headers["set-cookie"].startswith("affinity=")
+        assert len(http.cookies) == 0
+    assert cookie_server.sent == [None, None]
+
+
+async def test_a_plain_client_would_send_it_back(cookie_server: CookieServer) -> None:
+    # The control: without the change the server's cookie comes back on the next request.
+    async with httpx.AsyncClient() as http:
+        for _ in range(2):
+            await http.get(cookie_server.url)
+    assert cookie_server.sent == [None, "affinity=node-1"]
+
+
+async def test_cookies_cannot_be_set_on_it() -> None:
+    async with CookielessClient() as http:
+        with pytest.raises(TypeError, match="no cookies"):
+            http.cookies = {"a": "b"}
+
+
+async def test_every_role_shares_it() -> None:
+    roles = await asyncio.to_thread(ModelRoles.build, await asyncio.to_thread(load_roles))
+    try:
+        clients = {roles.chat(name).http_async_client for name in ("action", "thinker", "critic")}
+        assert len(clients) == 1
+        assert isinstance(clients.pop(), CookielessClient)
+    finally:
+        await roles.aclose()
