@@ -13,11 +13,12 @@ import dataclasses
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ducklm.config.settings import Settings
 from ducklm.learning.skills import SkillRegistry, default_skills_dir
+from ducklm.mcp.servers import McpServers, open_mcp
 from ducklm.memory import MemoryStore, open_memory
 from ducklm.models.clients import ModelRoles
 from ducklm.models.local.autostart import models_config_for
@@ -75,6 +76,8 @@ class DuckContext:
     """Passwords given out of band, by one-time token (memory only)."""
     protected: tuple[Path, ...] = ()
     """DuckLM's own config and data: writes there always ask, even inside the workspace."""
+    mcp: McpServers = field(default_factory=McpServers.empty)
+    """The MCP servers of the config file, started by the first turn that needs them."""
     critic_enabled: bool = True
     """Run the critic after the answer."""
     memory_enabled: bool = True
@@ -146,6 +149,7 @@ async def open_dependencies(
     Raises:
         ModelsConfigError: The models file is invalid.
         PromptError: A prompt file is missing or invalid.
+        McpConfigError: The MCP servers file is invalid.
     """
     static = await asyncio.to_thread(_load_static, settings)
     owner = await asyncio.to_thread(ProcessOwner.current)
@@ -158,6 +162,7 @@ async def open_dependencies(
         open_database(settings.database_location) as db,
         open_memory(settings, db) as memory,
         _open_tokens(base_url) as tokens,
+        open_mcp(settings) as mcp,
     ):
         context = DuckContext(
             settings=settings,
@@ -175,6 +180,7 @@ async def open_dependencies(
             tokens=tokens,
             vault=SecretVault(),
             protected=static.protected,
+            mcp=mcp,
         )
         yield Dependencies(context=context, stores=RunStores.on(db, owner))
 

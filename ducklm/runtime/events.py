@@ -25,6 +25,7 @@ EventType = Literal[
     "reasoning",
     "tool_call_started",
     "tool_call_finished",
+    "conversation_untrusted",
     "approval_requested",
     "password_requested",
     "memory_policy_decision",

@@ -26,6 +26,7 @@ OWN_NAMES = (
     "qdrant",
     "skill_proposals",
     "server.json",
+    "mcp",
 )
 
 

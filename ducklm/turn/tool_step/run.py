@@ -17,6 +17,7 @@ from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
 from ducklm.config.yaml_files import validation_details
+from ducklm.mcp.info import event_fields, mcp_info
 from ducklm.runtime.context import DuckContext
 from ducklm.runtime.events import emit
 from ducklm.stores.intents import Intent
@@ -58,7 +59,8 @@ async def execute(
 ) -> ToolMessage:
     """Run `item` (with its sudo `password`, if it needs one) and report it once."""
     call, args = item.planned.call, item.args
-    emit(runtime, "tool_call_started", call_id=call["id"], tool=call["name"], args=args)
+    mcp = event_fields(item.planned.tool)  # server and tool, for MCP calls
+    emit(runtime, "tool_call_started", call_id=call["id"], tool=call["name"], args=args, **mcp)
     if call["name"] in CODER_TOOL_NAMES:
         # The tool takes plain JSON: its injected argument is not part of the state.
         proposal = proposals.get(call["id"] or "")
@@ -81,6 +83,7 @@ async def execute(
         command_class=item.verdict.command_class,
         output=outcome.output,
         truncated=truncated,
+        **mcp,
         **facts,
     )
     return ToolMessage(
@@ -114,6 +117,8 @@ async def _outcome(
         )
     if item.planned.call["name"] == "shell_exec":
         return await _run_shell(item, password, args, runtime, env)
+    if mcp_info(tool) is not None:  # the server's own arguments, nothing injected
+        return await _invoke(tool, item.planned.call, args)
     return await _invoke(tool, item.planned.call, {**args, "workspace": env.workspace})
 
 
