@@ -74,7 +74,10 @@ async def _start_mcp(
         # Not fatal: the turn goes on without that server's tools, and says so.
         fields = {"server": problem.server, "message": problem.message}
         emit(runtime, "error", stage="mcp", fatal=False, **fields)
-    budget = ctx.settings.mcp_tool_tokens
+    # Never more than half the input budget with DuckLM's own tools: the request,
+    # history and answer need the rest.
+    room = ctx.settings.max_input_tokens // 2 - ctx.tools.prompt_tokens()
+    budget = max(0, min(ctx.settings.mcp_tool_tokens, room))
     chosen = await choose_tools(ctx.mcp.tools(), task, budget=budget, embed=embed)
     return [t.name for t in chosen]
 
