@@ -9,6 +9,7 @@ or answers too much.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -204,3 +205,26 @@ async def test_past_the_budget_the_tools_nearest_the_request_are_offered(
     assert mcp[0].endswith("__delete_note"), mcp
     assert len(mcp) < 4
     assert {"file_read", "shell_exec"} <= set(_offered(llm)), "DuckLM's own tools stay"
+
+
+JSON_MODELS = """
+defaults: {{base_url: {url}, model: scripted, api_key: test}}
+roles:
+  action: {{tool_mode: json, structured_output: json_schema}}
+"""
+
+
+async def test_json_directive_mode_offers_and_runs_mcp_tools(
+    settings: Settings, llm: ScriptedLLM, tmp_path: Path
+) -> None:
+    models = tmp_path / "models.yaml"
+    await asyncio.to_thread(models.write_text, JSON_MODELS.format(url=llm.base_url))
+    action = {"tool": "notes__read_note", "args": {"name": "j"}}
+    directive = json.dumps({"reasoning": "look it up", "actions": [action]})
+    llm.script(reply(directive), reply('{"reasoning": "done", "actions": []}'), reply("Milk."))
+    async with DuckLM.open(settings.model_copy(update={"models_config": models})) as duck:
+        result = await duck.run("what is in note j?", **QUIET)
+    assert result.status == "completed"
+    assert _finished(result)["output"] == "note j: buy milk"
+    prompt = llm.requests[0]["messages"][0]["content"]
+    assert "- notes__read_note(name): Read the note called `name`." in prompt
