@@ -64,6 +64,16 @@ class Settings(BaseSettings):
     """How many times the action role may call tools in one turn before the thinker answers."""
     max_tool_output_chars: int = Field(default=8000, ge=256)
     """Tool output kept in state and shown to the model; the full text goes to the audit log."""
+    mcp_config: Path | None = None
+    """The MCP servers file (`{"mcpServers": {...}}`); `<data dir>/mcp.json` when unset."""
+    mcp_timeout_s: float = Field(default=60.0, gt=0, le=3600)
+    """Seconds an MCP tool call may take (a server's `timeout_s` overrides it)."""
+    mcp_tool_tokens: int = Field(default=1500, ge=0)
+    """Prompt tokens the MCP tools' schemas may take in one turn; past it, the tools whose
+    descriptions are nearest the request are offered."""
+    untrusted_workspace: bool = False
+    """Treat what the file tools read from the workspace as untrusted (a cloned repository):
+    afterwards nothing that is not read-only runs in that conversation without asking."""
     model_retry_attempts: int = Field(default=3, ge=1, le=10)
     """Attempts per model call for retryable errors (connection, timeout, 5xx, malformed reply)."""
     model_retry_initial_interval: float = Field(default=0.5, ge=0.0, le=60.0)
@@ -136,7 +146,9 @@ class Settings(BaseSettings):
             )
         return url
 
-    @field_validator("workspace", "data_dir", "models_config", "skills_dir", "llama_model")
+    @field_validator(
+        "workspace", "data_dir", "models_config", "skills_dir", "llama_model", "mcp_config"
+    )
     @classmethod
     def _absolute(cls, path: Path | None) -> Path | None:
         # Resolved here, while settings load off the event loop, so nothing later has to
@@ -181,6 +193,11 @@ class Settings(BaseSettings):
     def proposals_dir(self) -> Path:
         """Skill proposals the critic writes: runtime output, so in the data dir."""
         return self.data_dir / "skill_proposals"
+
+    @property
+    def mcp_config_path(self) -> Path:
+        """The MCP servers file: `mcp_config`, else `mcp.json` in the data dir."""
+        return self.mcp_config or self.data_dir / "mcp.json"
 
     @property
     def duck_db(self) -> Path:

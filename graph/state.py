@@ -25,13 +25,14 @@ from langchain_core.messages import AnyMessage
 from langgraph.channels import DeltaChannel
 from langgraph.graph.message import _messages_delta_reducer
 
+from ducklm.tools.trust import Taint
 from ducklm.turn.coding.proposals import CodeProposal, CoderFailure, Proposal, as_proposal
 from ducklm.turn.planning.plans import Plan, PlanStep, StepResults, StepStatuses
 from ducklm.turn.router import Route
 
 Messages = Annotated[list[AnyMessage], DeltaChannel(_messages_delta_reducer)]
 
-CHECKPOINT_TYPES: tuple[type, ...] = (Route, Plan, PlanStep, CodeProposal, CoderFailure)
+CHECKPOINT_TYPES: tuple[type, ...] = (Route, Plan, PlanStep, CodeProposal, CoderFailure, Taint)
 """The state's own types, for a serializer's `allowed_msgpack_modules`."""
 
 
@@ -96,6 +97,12 @@ class DuckState(InputState):
     code_proposals: dict[str, Proposal] = field(default_factory=dict)
     """The coder's proposed changes by tool call id, made before the write is approved,
     so a resumed run writes what the person saw instead of asking the model again."""
+    mcp_tools: list[str] = field(default_factory=list)
+    """The MCP tools this turn offers the action role (chosen when the turn starts)."""
+    taint: Taint | None = None
+    """The tool result that made this conversation untrusted: from then on nothing that is
+    not read-only runs without the person. Set by the tool node, never cleared (the
+    content stays in the history the model reads), so it survives restarts and resumes."""
 
     def __post_init__(self) -> None:
         # LangGraph builds the state with `DuckState(**channels)` for every node and edge,
@@ -106,6 +113,9 @@ class DuckState(InputState):
         plan: object = self.plan
         if isinstance(plan, Mapping):
             self.plan = Plan.model_validate(plan)
+        taint: object = self.taint
+        if isinstance(taint, Mapping):
+            self.taint = Taint.model_validate(taint)
         proposals = self.code_proposals
         if not all(isinstance(p, CodeProposal | CoderFailure) for p in proposals.values()):
             self.code_proposals = {k: as_proposal(p) for k, p in proposals.items()}

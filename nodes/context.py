@@ -16,6 +16,8 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from ducklm.graph.state import DuckState
+from ducklm.learning.skills import Embed
+from ducklm.mcp.selection import choose_tools
 from ducklm.models.tokens import estimate_tokens, fit_head_tail
 from ducklm.nodes.route import rules_route
 from ducklm.runtime.context import DuckContext
@@ -43,6 +45,7 @@ async def prepare_turn(state: DuckState, runtime: Runtime[DuckContext]) -> dict[
     task = latest_request(state.messages)
     embed = ctx.memory.embedder.embed if ctx.memory is not None else None
     skills = await ctx.skills.select(task, embed=embed)
+    mcp_tools = await _start_mcp(ctx, task, embed, runtime)
     fresh: dict[str, Any] = {
         "task": task,
         "workspace": workspace,
@@ -56,10 +59,27 @@ async def prepare_turn(state: DuckState, runtime: Runtime[DuckContext]) -> dict[
         # The router may leave the critic out (chit-chat) even when the run allows it.
         "run_critic": rules_route(state, ctx).critique,
         "run_memory_policy": ctx.memory_enabled,
+        "mcp_tools": mcp_tools,
     }
     fresh |= await _summarize_overflow(dataclasses.replace(state, **fresh), runtime)
     # Only what changed: each written field is another blob in the checkpoint.
     return {key: value for key, value in fresh.items() if getattr(state, key) != value}
+
+
+async def _start_mcp(
+    ctx: DuckContext, task: str, embed: Embed | None, runtime: Runtime[DuckContext]
+) -> list[str]:
+    """Start the MCP servers (a dead one again); the names of the tools the turn offers."""
+    for problem in await ctx.mcp.ensure():
+        # Not fatal: the turn goes on without that server's tools, and says so.
+        fields = {"server": problem.server, "message": problem.message}
+        emit(runtime, "error", stage="mcp", fatal=False, **fields)
+    # Never more than half the input budget with DuckLM's own tools: the request,
+    # history and answer need the rest.
+    room = ctx.settings.max_input_tokens // 2 - ctx.tools.prompt_tokens()
+    budget = max(0, min(ctx.settings.mcp_tool_tokens, room))
+    chosen = await choose_tools(ctx.mcp.tools(), task, budget=budget, embed=embed)
+    return [t.name for t in chosen]
 
 
 async def _summarize_overflow(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:

@@ -27,10 +27,12 @@ from langgraph.runtime import Runtime
 
 from ducklm.graph.state import DuckState
 from ducklm.runtime.context import DuckContext
+from ducklm.runtime.events import emit
 from ducklm.tools.policy import PolicyEnv
 from ducklm.turn.tool_step.plan import DecidedCall, decide_call, plan_call
 from ducklm.turn.tool_step.questions import Asking, PasswordFor, ask_passwords, ask_person
 from ducklm.turn.tool_step.run import execute
+from ducklm.turn.tool_step.taint import first_taint
 from ducklm.undo.step import StepCheckpoint
 
 INVALID_CALL = "the call to {name!r} could not be read: {error}"
@@ -48,20 +50,28 @@ async def run_tools(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str
         sandboxed=ctx.protection != "none",
     )
     proposals = state.code_proposals
+    # A resumed run in a new process finds its MCP servers not started yet.
+    servers = {ctx.mcp.server_of(call["name"]) for call in last.tool_calls}
+    await ctx.mcp.ensure(s for s in servers if s is not None)
     # Phase 1: questions only. Nothing above the last interrupt may have a side effect.
-    planned = [await plan_call(call, ctx, env, proposals) for call in last.tool_calls]
+    planned = [await plan_call(c, ctx, env, proposals, state.taint) for c in last.tool_calls]
     decisions = ask_person([Asking(p.call, p.verdict) for p in planned if p.needs_person])
     decided = [await decide_call(p, decisions.get(p.call["id"] or ""), ctx, env) for p in planned]
     passwords = ask_passwords([_password_for(d) for d in decided if d.needs_password], ctx.vault)
     # Phase 2: every answer is in; run each call once, in the model's order.
     messages = [_invalid(bad) for bad in last.invalid_tool_calls]
     checkpoint = StepCheckpoint(ctx.undo, runtime, env.workspace, state.step)
+    ran = []
     for item in decided:
         password = passwords.pop(item.planned.call["id"] or "", None)
-        messages.append(
-            await execute(item, password, runtime, env, proposals, checkpoint=checkpoint)
-        )
-    return {"messages": messages}
+        message = await execute(item, password, runtime, env, proposals, checkpoint=checkpoint)
+        ran.append((item, message))
+        messages.append(message)
+    update: dict[str, Any] = {"messages": messages}
+    if state.taint is None and (taint := first_taint(ran, ctx.settings)) is not None:
+        emit(runtime, "conversation_untrusted", **taint.event_fields())
+        update["taint"] = taint
+    return update
 
 
 def _password_for(item: DecidedCall) -> PasswordFor:

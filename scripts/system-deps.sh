@@ -2,7 +2,7 @@
 # Debian packages DuckLM needs beside its Python ones: bubblewrap (the command sandbox);
 # with --test also chromium (the browser the web-chat tests drive through Playwright) and
 # postgresql (the server the PostgreSQL backend's tests run on; scripts/test-postgres.sh
-# starts it).
+# starts it), and the npm MCP servers the MCP tests start (tests/mcp_servers, `npm ci`).
 # Installs what is missing; without root or sudo, says what to install instead.
 set -euo pipefail
 need=()
@@ -10,6 +10,11 @@ command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 if [ "${1:-}" = "--test" ]; then
   command -v chromium >/dev/null 2>&1 || need+=(chromium)
   compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need+=(postgresql)
+fi
+if [ "${1:-}" = "--test" ] && command -v npm >/dev/null 2>&1; then
+  servers="$(dirname "$0")/../tests/mcp_servers"
+  [ -d "$servers/node_modules/@modelcontextprotocol" ] ||
+    npm ci --prefix "$servers" --no-audit --no-fund --loglevel=error
 fi
 [ ${#need[@]} -eq 0 ] && exit 0
 

@@ -259,3 +259,21 @@ class StatusView(BaseModel):
     running_tasks: list[str]
     conversations: int
     sandbox: Protection
+
+
+class McpServerView(BaseModel):
+    """One MCP server: how DuckLM reaches it, whether its results are trusted, its state."""
+
+    name: str
+    transport: Literal["stdio", "http"]
+    trust: Literal["untrusted", "trusted"]
+    state: Literal["stopped", "running", "failed", "crashed"]
+    tools: int
+    error: str | None = None
+    """Why it is not running (for failed and crashed), in words for people."""
+
+
+class McpServersView(BaseModel):
+    """The enabled MCP servers of the config file."""
+
+    servers: list[McpServerView]

@@ -23,6 +23,7 @@ class ToolRegistry:
         self._tools: Mapping[str, BaseTool] = {t.name: t for t in tools}
         self._schema_tokens: int | None = None
         self._without: dict[frozenset[str], ToolRegistry] = {}
+        self._plus: dict[tuple[int, ...], ToolRegistry] = {}
 
     def without(self, names: Iterable[str]) -> ToolRegistry:
         """These tools minus `names`: what a turn offers the model (built once per set).
@@ -36,6 +37,21 @@ class ToolRegistry:
         if key not in self._without:
             self._without[key] = ToolRegistry(t for n, t in self._tools.items() if n not in key)
         return self._without[key]
+
+    def plus(self, tools: Iterable[BaseTool]) -> ToolRegistry:
+        """These tools and `tools` (MCP tools of this turn; a name already here wins).
+
+        Built once per set of tool objects: a restarted MCP server brings new ones.
+        """
+        extra = [t for t in tools if t.name not in self._tools]
+        if not extra:
+            return self
+        key = tuple(id(t) for t in extra)
+        if key not in self._plus:
+            if len(self._plus) > 32:  # restarts make new objects: keep the cache small
+                self._plus.clear()
+            self._plus[key] = ToolRegistry((*self._tools.values(), *extra))
+        return self._plus[key]
 
     def get(self, name: str) -> BaseTool | None:
         """The tool called `name`, or `None`."""
@@ -53,7 +69,10 @@ class ToolRegistry:
 
     def model_schema(self, name: str) -> dict[str, Any]:
         """JSON schema of the arguments the model fills (injected ones left out)."""
-        schema: dict[str, Any] = self._tools[name].tool_call_schema.model_json_schema()  # type: ignore[union-attr]
+        found = self._tools[name].tool_call_schema
+        if isinstance(found, dict):  # an MCP tool: its server's own JSON schema
+            return found
+        schema: dict[str, Any] = found.model_json_schema()  # type: ignore[union-attr]
         return schema
 
     def prompt_tokens(self) -> int:

@@ -20,6 +20,9 @@ function summary(event) {
       return event.tool === "shell_exec" ? event.args?.command ?? "" : event.tool ?? "";
     case "tool_call_finished":
       return [event.tool, event.status, exitText(event)].filter(Boolean).join(" · ");
+    case "conversation_untrusted":
+      // From here on nothing that is not read-only runs without the person.
+      return `untrusted content from ${event.server ? `${event.tool} (${event.server})` : event.tool}: ${event.excerpt ?? ""}`;
     case "approval_requested":
       return (event.request?.action_requests ?? []).map((a) => a.description || a.name).join("; ");
     case "password_requested":

@@ -3,6 +3,7 @@
 // #/skills, #/memory, #/experience), so reload and the back button keep the place.
 
 import { Activity } from "./activity.js";
+import { showMcpServers } from "./mcp-servers.js";
 import { Chat } from "./chat.js";
 import { Composer } from "./composer.js";
 import { initNotices } from "./notify.js";
@@ -75,7 +76,10 @@ function main() {
   });
   const drawer = byTestId("activity-drawer");
   const setDrawer = panelToggle(drawer, byTestId("activity-toggle"), {
-    onOpen: (open) => (drawer.hidden = !open),
+    onOpen: (open) => {
+      drawer.hidden = !open;
+      if (open) showMcpServers(byTestId("activity-mcp"));
+    },
   });
   byTestId("activity-close").addEventListener("click", () => setDrawer(false));
   byTestId("sidebar-close").addEventListener("click", () => setSidebar(false));

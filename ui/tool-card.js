@@ -29,6 +29,18 @@ export function commandLine(tool, args) {
   );
 }
 
+/** The card's title: an MCP tool (`<server>__<tool>`) shows its server's name first. */
+function toolLabel(tool) {
+  const cut = (tool ?? "").indexOf("__");
+  if (cut <= 0) return h("span", { class: "tool-name", text: tool ?? "tool" });
+  return h(
+    "span",
+    { class: "tool-name" },
+    h("span", { class: "tool-server", testid: "tool-server", text: `${tool.slice(0, cut)} ›` }),
+    tool.slice(cut + 2),
+  );
+}
+
 /**
  * A tool call's card, live: created at `tool_call_started`, completed by `finish` with the
  * `tool_call_finished` event.
@@ -48,7 +60,7 @@ export class ToolCard {
         dataset: { callId: callId ?? "", status, tool: tool ?? "" },
         attrs: { "aria-label": `Tool call ${tool ?? ""}` },
       },
-      h("header", { class: "tool-head" }, h("span", { class: "tool-name", text: tool ?? "tool" }), this.status),
+      h("header", { class: "tool-head" }, toolLabel(tool), this.status),
       commandLine(tool, args),
       this.code,
       this.output,

@@ -22,12 +22,14 @@ from ducklm.cli.chat import cmd_chat, cmd_password, cmd_resume
 from ducklm.cli.console import EXIT_CODES
 from ducklm.cli.learning import add_learning_commands
 from ducklm.cli.llama import add_llama_commands
+from ducklm.cli.mcp import add_mcp_commands
 from ducklm.cli.ops import add_ops_commands
 from ducklm.cli.remote import over_http
 from ducklm.cli.remote_client import ServerFailed, ServerRefused, connect
 from ducklm.cli.server import add_server_commands
 from ducklm.cli.undo import add_undo_command
 from ducklm.config.settings import Settings, SettingsError, load_settings
+from ducklm.mcp.config import McpConfigError
 from ducklm.runtime.logs import start_file_logging
 from ducklm.tools.hitl import DecisionError
 
@@ -41,7 +43,7 @@ EXIT_USAGE = 2
 EXIT_FAILED = 1
 # The command was wrong: said in one line, exit code 2. The in-process path's own
 # errors are in `_in_process_user_errors`.
-USER_ERRORS = (SettingsError, DecisionError, LookupError, ServerRefused)
+USER_ERRORS = (SettingsError, DecisionError, LookupError, ServerRefused, McpConfigError)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -185,6 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_server_commands(sub)
     add_llama_commands(sub)
     add_undo_command(sub)
+    add_mcp_commands(sub)
     return parser
 
 

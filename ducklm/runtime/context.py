@@ -13,11 +13,12 @@ import dataclasses
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ducklm.config.settings import Settings
 from ducklm.learning.skills import SkillRegistry, default_skills_dir
+from ducklm.mcp.servers import McpServers, open_mcp
 from ducklm.memory import MemoryStore, open_episodes, open_memory
 from ducklm.models.clients import ModelRoles
 from ducklm.models.local.autostart import models_config_for
@@ -80,6 +81,8 @@ class DuckContext:
     """DuckLM's own config and data: writes there always ask, even inside the workspace."""
     undo: WorkspaceUndo | None = None
     """Workspace checkpoints and undo (`ducklm.undo`); `None` when turned off."""
+    mcp: McpServers = field(default_factory=McpServers.empty)
+    """The MCP servers of the config file, started by the first turn that needs them."""
     critic_enabled: bool = True
     """Run the critic after the answer."""
     memory_enabled: bool = True
@@ -151,6 +154,7 @@ async def open_dependencies(
     Raises:
         ModelsConfigError: The models file is invalid.
         PromptError: A prompt file is missing or invalid.
+        McpConfigError: The MCP servers file is invalid.
     """
     static = await asyncio.to_thread(_load_static, settings)
     owner = await asyncio.to_thread(ProcessOwner.current)
@@ -163,6 +167,7 @@ async def open_dependencies(
         open_database(settings.database_location) as db,
         open_memory(settings, db) as memory,
         _open_tokens(base_url) as tokens,
+        open_mcp(settings) as mcp,
     ):
         stores = RunStores.on(db, owner)
         episodes = await open_episodes(settings, db, memory) if settings.episodes else None
@@ -184,6 +189,7 @@ async def open_dependencies(
             vault=SecretVault(),
             protected=static.protected,
             undo=open_undo(settings, stores),
+            mcp=mcp,
         )
         yield Dependencies(context=context, stores=stores)
 

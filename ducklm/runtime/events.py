@@ -27,6 +27,7 @@ EventType = Literal[
     "tool_call_finished",
     "workspace_checkpoint",
     "undo_applied",
+    "conversation_untrusted",
     "approval_requested",
     "password_requested",
     "memory_policy_decision",

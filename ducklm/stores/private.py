@@ -27,6 +27,7 @@ OWN_NAMES = (
     "skill_proposals",
     "server.json",
     "undo",
+    "mcp",
 )
 
 

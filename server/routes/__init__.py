@@ -11,6 +11,7 @@ from ducklm.server.routes import (
     chat,
     conversations,
     learning,
+    mcp,
     memory,
     models,
     status,
@@ -24,7 +25,18 @@ def api_routers() -> list[APIRouter]:
     # What every route may answer (the token, Host/Origin and size checks, bad JSON) and
     # what every route refuses (unknown or repeated query parameters) are said once, here.
     guarded = APIRouter(responses=errors(*GUARDED), dependencies=[Depends(known_query_values)])
-    for module in (chat, tasks, conversations, undo, approvals, learning, memory, models, status):
+    for module in (
+        chat,
+        tasks,
+        conversations,
+        undo,
+        approvals,
+        learning,
+        memory,
+        models,
+        status,
+        mcp,
+    ):
         guarded.include_router(module.router)
     return [guarded]
 

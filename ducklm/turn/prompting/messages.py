@@ -60,7 +60,12 @@ async def role_messages(
 
 
 def offered_tools(state: DuckState, ctx: DuckContext) -> ToolRegistry:
-    """The tools this turn offers the action role: the coder's only when routed to it."""
-    if state.route is not None and state.route.coder:
-        return ctx.tools
-    return ctx.tools.without(CODER_TOOL_NAMES)
+    """The tools this turn offers the action role.
+
+    The coder's only when routed to it; the MCP tools chosen when the turn started,
+    while their servers run.
+    """
+    coder = state.route is not None and state.route.coder
+    base = ctx.tools if coder else ctx.tools.without(CODER_TOOL_NAMES)
+    chosen = set(state.mcp_tools)
+    return base.plus(t for t in ctx.mcp.tools() if t.name in chosen)

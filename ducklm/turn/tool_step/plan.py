@@ -17,11 +17,13 @@ from typing import Any
 from langchain_core.messages.tool import ToolCall
 from langchain_core.tools import BaseTool
 
+from ducklm.mcp.info import mcp_info
 from ducklm.runtime.context import DuckContext
 from ducklm.stores.intents import Intent
 from ducklm.tools.coder_tools import CODER_TOOL_NAMES
 from ducklm.tools.hitl import Decision
 from ducklm.tools.policy import PolicyEnv, Verdict, assess
+from ducklm.tools.trust import Taint, assess_mcp, under_taint
 from ducklm.turn.coding.proposals import CodeProposal, Proposal
 
 UNKNOWN_TOOL = "unknown tool {name!r}; the tools are: {names}"
@@ -69,20 +71,32 @@ class DecidedCall:
 
 
 async def plan_call(
-    call: ToolCall, ctx: DuckContext, env: PolicyEnv, proposals: Mapping[str, Proposal]
+    call: ToolCall,
+    ctx: DuckContext,
+    env: PolicyEnv,
+    proposals: Mapping[str, Proposal],
+    taint: Taint | None = None,
 ) -> PlannedCall:
-    """The policy's verdict on `call`, answered by an allow-forever rule where one fits."""
-    tool = ctx.tools.get(call["name"])
+    """The policy's verdict on `call`, answered by an allow-forever rule where one fits.
+
+    In a conversation that `taint` made untrusted, whatever is not read-only asks the
+    person, and no rule answers for them.
+    """
+    tool = ctx.tools.get(call["name"]) or ctx.mcp.tool(call["name"])
     if tool is None:
-        problem = UNKNOWN_TOOL.format(name=call["name"], names=", ".join(ctx.tools.names))
+        names = ctx.tools.names + [t.name for t in ctx.mcp.tools()]
+        problem = UNKNOWN_TOOL.format(name=call["name"], names=", ".join(names))
         return PlannedCall(call, None, Verdict("deny", "unknown tool"), problem)
-    verdict = await asyncio.to_thread(assess, call["name"], call["args"], env)
+    verdict = await _assess(tool, call["name"], call["args"], env)
     if call["name"] in CODER_TOOL_NAMES and verdict.action == "ask":
         proposal = proposals.get(call["id"] or "")
         if not isinstance(proposal, CodeProposal) or not proposal.writable:
             return PlannedCall(call, tool, NOTHING_TO_WRITE)  # the tool will refuse it
         # The person decides on the change itself, not on a description of it.
         verdict = dataclasses.replace(verdict, reason=f"{verdict.reason}:\n{proposal.diff}")
+    tainted = under_taint(call["name"], mcp_info(tool), verdict, taint)
+    if tainted is not verdict:
+        return PlannedCall(call, tool, tainted)
     if verdict.action == "ask" and verdict.rule_key:
         rule = await ctx.approvals.find(call["name"], verdict.rule_key)
         if rule is not None:
@@ -99,12 +113,21 @@ async def decide_call(
         args = decision["edited_action"]["args"]
         # The edit, not the original, decides sudo and network: `ls` edited into
         # `sudo ls` needs the password, and the reverse no longer does.
-        verdict = await asyncio.to_thread(assess, item.call["name"], args, env)
+        verdict = await _assess(item.tool, item.call["name"], args, env)
     refusal = _refusal(item, decision, verdict)
     if refusal is not None or item.call["name"] != "shell_exec":
         return DecidedCall(item, decision, args, verdict, refusal)
     earlier = await ctx.intents.get(item.call["id"] or "")
     return DecidedCall(item, decision, args, verdict, earlier=earlier)
+
+
+async def _assess(
+    tool: BaseTool | None, name: str, args: dict[str, Any], env: PolicyEnv
+) -> Verdict:
+    info = mcp_info(tool)
+    if info is not None:
+        return assess_mcp(info, args)
+    return await asyncio.to_thread(assess, name, args, env)
 
 
 def _refusal(item: PlannedCall, decision: Decision | None, verdict: Verdict) -> str | None:

@@ -17,6 +17,7 @@ from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
 from ducklm.config.yaml_files import validation_details
+from ducklm.mcp.info import event_fields, mcp_info
 from ducklm.runtime.context import DuckContext
 from ducklm.runtime.events import emit
 from ducklm.stores.intents import Intent
@@ -66,7 +67,8 @@ async def execute(
     """
     call, args = item.planned.call, item.args
     changes = checkpoint is not None and _may_change(item, password)
-    emit(runtime, "tool_call_started", call_id=call["id"], tool=call["name"], args=args)
+    mcp = event_fields(item.planned.tool)  # server and tool, for MCP calls
+    emit(runtime, "tool_call_started", call_id=call["id"], tool=call["name"], args=args, **mcp)
     if call["name"] in CODER_TOOL_NAMES:
         # The tool takes plain JSON: its injected argument is not part of the state.
         proposal = proposals.get(call["id"] or "")
@@ -93,6 +95,7 @@ async def execute(
         command_class=item.verdict.command_class,
         output=outcome.output,
         truncated=truncated,
+        **mcp,
         **facts,
     )
     return ToolMessage(
@@ -126,6 +129,8 @@ async def _outcome(
         )
     if item.planned.call["name"] == "shell_exec":
         return await _run_shell(item, password, args, runtime, env)
+    if mcp_info(tool) is not None:  # the server's own arguments, nothing injected
+        return await _invoke(tool, item.planned.call, args)
     return await _invoke(tool, item.planned.call, {**args, "workspace": env.workspace})
 
 

@@ -1,0 +1,115 @@
+"""`ducklm mcp list|tools|check`: the MCP servers of the config file and their tools.
+
+Standalone commands: they start the enabled servers themselves (a running `ducklm
+serve` keeps its own sessions), ask each for its tools, and stop them again; nothing
+else of DuckLM opens. `check` exits 1 when a server failed to start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from typing import TYPE_CHECKING, Any
+
+from ducklm.config.settings import Settings
+from ducklm.mcp.config import load_mcp_config
+
+if TYPE_CHECKING:
+    from ducklm.mcp.servers import McpServers
+
+NO_SERVERS = "no MCP servers in {path}"
+
+
+def add_mcp_commands(sub: Any) -> None:
+    """Register `ducklm mcp` and its subcommands on `sub`."""
+    mcp = sub.add_parser("mcp", help="the MCP servers of mcp.json and their tools")
+    msub = mcp.add_subparsers(dest="mcp_command", required=True)
+    listing = msub.add_parser("list", help="servers, their state and how many tools")
+    listing.add_argument("--json", action="store_true", help="one JSON object per line")
+    listing.set_defaults(standalone_fn=cmd_mcp_list)
+    tools = msub.add_parser("tools", help="every tool as the model sees it")
+    tools.add_argument("--json", action="store_true", help="one JSON object per line")
+    tools.set_defaults(standalone_fn=cmd_mcp_tools)
+    check = msub.add_parser("check", help="start each server, list its tools, report errors")
+    check.set_defaults(standalone_fn=cmd_mcp_check)
+
+
+async def cmd_mcp_list(settings: Settings, args: argparse.Namespace) -> int:
+    """`ducklm mcp list`."""
+    specs = await asyncio.to_thread(load_mcp_config, settings.mcp_config_path)
+    servers = await _started(settings)
+    try:
+        running = {s.spec.name: s for s in servers.servers}
+        for spec in specs:
+            server = running.get(spec.name)
+            row = {
+                "name": spec.name,
+                "transport": spec.transport,
+                "trust": spec.trust,
+                "state": server.state if server is not None else "disabled",
+                "tools": len(server.tools) if server is not None else 0,
+                "error": server.error if server is not None else None,
+            }
+            if args.json:
+                print(json.dumps(row))
+            else:
+                print(_row(row))
+        if not specs and not args.json:
+            print(NO_SERVERS.format(path=settings.mcp_config_path))
+    finally:
+        await servers.aclose()
+    return 0
+
+
+async def cmd_mcp_tools(settings: Settings, args: argparse.Namespace) -> int:
+    """`ducklm mcp tools`."""
+    from ducklm.mcp.info import mcp_info  # noqa: PLC0415  LangChain loads only for mcp
+
+    servers = await _started(settings)
+    try:
+        for tool in servers.tools():
+            info = mcp_info(tool)
+            assert info is not None  # every tool of a server carries its facts
+            if args.json:
+                print(json.dumps(info.as_json()))
+            else:
+                hints = ", ".join(k for k, v in info.annotations.items() if v is True)
+                print(f"{info.name:<40} {info.description[:70]}" + (f"  [{hints}]" * bool(hints)))
+    finally:
+        await servers.aclose()
+    return 0
+
+
+async def cmd_mcp_check(settings: Settings, args: argparse.Namespace) -> int:
+    """`ducklm mcp check`."""
+    servers = await _started(settings)
+    try:
+        for server in servers.servers:
+            if server.session is None:
+                print(f"[FAIL] {server.spec.name}: {server.error}")
+            else:
+                names = ", ".join(t.name for t in server.tools) or "no tools"
+                print(f"[ok  ] {server.spec.name}: {len(server.tools)} tools ({names})")
+        if not servers.servers:
+            print(NO_SERVERS.format(path=settings.mcp_config_path))
+        return 1 if any(s.session is None for s in servers.servers) else 0
+    finally:
+        await servers.aclose()
+
+
+async def _started(settings: Settings) -> McpServers:
+    # The sessions need LangChain and the MCP SDK: loaded here, not when the CLI starts.
+    from ducklm.mcp.servers import build_servers  # noqa: PLC0415
+
+    specs = await asyncio.to_thread(load_mcp_config, settings.mcp_config_path)
+    # stdio servers run in the workspace unless the config names a folder.
+    await asyncio.to_thread(settings.workspace.mkdir, parents=True, exist_ok=True)
+    servers = build_servers(specs, settings)
+    await servers.ensure()
+    return servers
+
+
+def _row(row: dict[str, Any]) -> str:
+    line = f"{row['name']:<16} {row['transport']:<6} {row['trust']:<10} {row['state']:<9}"
+    return f"{line} {row['tools']:>3} tools" + (f"  ({row['error']})" if row["error"] else "")

@@ -1,0 +1,148 @@
+"""The MCP servers file: `{"mcpServers": {name: server}}`, the shape other agents use.
+
+A server is stdio (`command`, `args`, `env`, `cwd`) or streamable HTTP (`url`,
+`headers`). DuckLM adds, per server, `trust` (`untrusted` by default), `enabled` (Cline's
+`disabled` is read too) and `timeout_s`. A bad file stops DuckLM at startup with a
+message that names the server and the field: a server that silently does not load, or
+loads with a misspelled `trust`, is worse than a refusal.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,30}$")
+# `${VAR}` in `env` and `headers` is expanded from DuckLM's environment, as other MCP
+# clients do (a person keeps a server's key in the environment); DuckLM's own variables,
+# its API token among them, are never handed to a server that way.
+DUCK_VARIABLE = re.compile(r"\$\{DUCK_[^}]*\}")
+BAD_NAME = (
+    "a server name is 1-31 letters, digits, '-' or '_', without '__' (tools are named "
+    "<server>__<tool>)"
+)
+
+
+class McpConfigError(ValueError):
+    """The MCP servers file cannot be used; the message names the server and the field."""
+
+
+class ServerSpec(BaseModel):
+    """One server of the file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    name: str = ""
+    """The key in `mcpServers` (filled by the loader)."""
+    command: str | None = None
+    """stdio: the program to start."""
+    args: tuple[str, ...] = ()
+    """stdio: its arguments."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """stdio: its whole environment besides PATH, HOME, USER, LOGNAME, SHELL and TERM."""
+    cwd: Path | None = None
+    """stdio: its working folder; the workspace when unset."""
+    url: str | None = None
+    """Streamable HTTP: the endpoint."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Streamable HTTP: headers sent with every request."""
+    type: Literal["stdio", "http", "streamable-http", "streamable_http"] | None = None
+    """The transport, as some clients write it; otherwise `command` or `url` says."""
+    trust: Literal["untrusted", "trusted"] = "untrusted"
+    """Whether its results may be believed and its read-only tools run unasked."""
+    enabled: bool = True
+    disabled: bool = False
+    """Cline's and Roo's spelling of `enabled: false`."""
+    timeout_s: float | None = Field(default=None, gt=0, le=3600)
+    """Seconds a call may take; `DUCK_MCP_TIMEOUT_S` when unset."""
+
+    @field_validator("env", "headers")
+    @classmethod
+    def _no_duck_variables(cls, values: dict[str, str]) -> dict[str, str]:
+        for key, value in values.items():
+            if DUCK_VARIABLE.search(value):
+                raise ValueError(f"{key}: DuckLM's own DUCK_* variables are not passed to servers")
+        return values
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> ServerSpec:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give either 'command' (stdio) or 'url' (streamable HTTP)")
+        if self.url is not None and (self.args or self.env or self.cwd):
+            raise ValueError("'args', 'env' and 'cwd' are for stdio servers, not 'url'")
+        if self.url is not None and not self.url.startswith(("http://", "https://")):
+            raise ValueError("'url' must start with http:// or https://")
+        if self.command is not None and self.headers:
+            raise ValueError("'headers' are for 'url' servers")
+        return self
+
+    @property
+    def transport(self) -> Literal["stdio", "http"]:
+        """How DuckLM talks to it."""
+        return "stdio" if self.command is not None else "http"
+
+    @property
+    def active(self) -> bool:
+        """Whether DuckLM starts it."""
+        return self.enabled and not self.disabled
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the person marked it trusted."""
+        return self.trust == "trusted"
+
+
+def load_mcp_config(path: Path) -> tuple[ServerSpec, ...]:
+    """The servers of the file at `path`; none when it does not exist. Blocking (reads).
+
+    Raises:
+        McpConfigError: The file is not JSON, or a server or field is wrong.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ()
+    except OSError as exc:
+        raise McpConfigError(f"{path}: cannot read it ({exc.strerror})") from None
+    return parse_mcp_config(text, str(path))
+
+
+def parse_mcp_config(text: str, where: str = "mcp.json") -> tuple[ServerSpec, ...]:
+    """The servers of the JSON `text` (from `where`, for messages).
+
+    Raises:
+        McpConfigError: The text is not JSON, or a server or field is wrong.
+    """
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise McpConfigError(f"{where}: not JSON (line {exc.lineno}: {exc.msg})") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("mcpServers", {}), dict):
+        raise McpConfigError(f'{where}: expected {{"mcpServers": {{"name": {{...}}}}}}')
+    servers = []
+    for name, body in raw.get("mcpServers", {}).items():
+        if not SERVER_NAME.match(name) or "__" in name:
+            raise McpConfigError(f"{where}: server {name!r}: {BAD_NAME}")
+        if not isinstance(body, dict):
+            raise McpConfigError(f"{where}: server {name!r}: expected an object")
+        try:
+            servers.append(ServerSpec.model_validate({**body, "name": name}))
+        except ValidationError as exc:
+            raise McpConfigError(f"{where}: server {name!r}: {_problems(exc)}") from None
+    return tuple(servers)
+
+
+def _problems(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors():
+        field = ".".join(str(p) for p in error["loc"])
+        message = error["msg"].removeprefix("Value error, ")
+        if error["type"] == "extra_forbidden":
+            message = "unknown field"
+        # Values are not echoed: `env` and `headers` hold keys and tokens.
+        parts.append(f"{field}: {message}" if field else message)
+    return "; ".join(parts)

@@ -1,0 +1,106 @@
+"""A small MCP server for the tests (the `mcp` SDK's FastMCP), over stdio or streamable HTTP.
+
+    python tests/support/mcp_server.py            # stdio
+    python tests/support/mcp_server.py --http     # HTTP on a free loopback port, printed first
+
+Its tools cover what DuckLM must handle: annotations (read-only, open-world,
+destructive), a result carrying an injection (`MCP_TEST_INJECTION`), a tool that sends
+text out (recorded in `MCP_TEST_SENT`, so a test can see whether it ran), a crash mid-call,
+a call that never answers, a huge result, and what the process sees of its environment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import sys
+from pathlib import Path
+
+from mcp.server.fastmcp import FastMCP
+from mcp.types import ToolAnnotations
+
+READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+server = FastMCP("ducklm-test")
+
+
+@server.tool(annotations=READ_ONLY)
+def read_note(name: str) -> str:
+    """Read the note called `name`."""
+    return f"note {name}: buy milk"
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=True))
+def fetch_page(url: str) -> str:
+    """Fetch a web page (read-only, but it reaches the open world)."""
+    return f"page {url}"
+
+
+@server.tool(annotations=ToolAnnotations(destructiveHint=True))
+def delete_note(name: str) -> str:
+    """Delete the note called `name`."""
+    return f"deleted {name}"
+
+
+@server.tool()
+def send(text: str) -> str:
+    """Send `text` to a remote service."""
+    with Path(os.environ["MCP_TEST_SENT"]).open("a", encoding="utf-8") as sent:
+        sent.write(text + "\n")
+    return "sent"
+
+
+@server.tool(annotations=READ_ONLY)
+def inject(topic: str = "") -> str:
+    """Look up a topic in the wiki."""
+    return os.environ.get("MCP_TEST_INJECTION", "nothing here")
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Say `text` back."""
+    return text
+
+
+@server.tool()
+def crash() -> str:
+    """Die in the middle of the call."""
+    print("fatal: the test server was told to crash", file=sys.stderr, flush=True)
+    os._exit(3)
+
+
+@server.tool()
+async def hang() -> str:
+    """Never answer."""
+    await asyncio.sleep(3600)
+    return "late"
+
+
+@server.tool()
+def huge() -> str:
+    """Answer with a million characters."""
+    return "x" * 500_000 + "MIDDLE" + "y" * 500_000
+
+
+@server.tool(annotations=READ_ONLY)
+def environment() -> str:
+    """The names of the process's environment variables, and its working folder."""
+    return " ".join(sorted(os.environ)) + f"\ncwd={Path.cwd()}"
+
+
+def serve_http() -> None:
+    """Streamable HTTP on a port the kernel picks; the port is the first line printed."""
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    print(sock.getsockname()[1], flush=True)
+    config = uvicorn.Config(server.streamable_http_app(), log_level="warning")
+    asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+
+
+if __name__ == "__main__":
+    if "--http" in sys.argv:
+        serve_http()
+    else:
+        server.run("stdio")

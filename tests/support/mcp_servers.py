@@ -1,0 +1,63 @@
+"""MCP servers for the tests: the small Python one, and the npm servers of tests/mcp_servers.
+
+The npm servers are installed by `scripts/system-deps.sh --test` (`npm ci` in
+tests/mcp_servers). Without them their tests skip, except under CI, where they fail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON_SERVER = ROOT / "tests" / "support" / "mcp_server.py"
+NPM_SERVERS = ROOT / "tests" / "mcp_servers" / "node_modules" / "@modelcontextprotocol"
+
+
+def python_server(*, trust: str = "untrusted", **extra: Any) -> dict[str, Any]:
+    """The config of tests/support/mcp_server.py over stdio."""
+    return {"command": sys.executable, "args": [str(PYTHON_SERVER)], "trust": trust, **extra}
+
+
+def npm_server(package: str, *args: str, trust: str = "untrusted") -> dict[str, Any]:
+    """The config of an installed npm server (`server-filesystem`, `server-everything`)."""
+    entry = NPM_SERVERS / package / "dist" / "index.js"
+    if not entry.is_file():
+        reason = f"{entry} is missing: run scripts/system-deps.sh --test (npm ci)"
+        if os.environ.get("CI"):  # CI installs them: their absence there is a failure
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return {"command": "node", "args": [str(entry), *args], "trust": trust}
+
+
+def write_config(path: Path, **servers: dict[str, Any]) -> Path:
+    """Write an `mcp.json` naming `servers`; blocking (for sync fixtures)."""
+    path.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    return path
+
+
+@asynccontextmanager
+async def http_server(env: dict[str, str] | None = None) -> AsyncIterator[str]:
+    """The Python server over streamable HTTP on a free loopback port; yields its URL."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(PYTHON_SERVER),
+        "--http",
+        stdout=asyncio.subprocess.PIPE,
+        env={**os.environ, **(env or {})},
+    )
+    try:
+        assert process.stdout is not None
+        port = int(await asyncio.wait_for(process.stdout.readline(), timeout=30))
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        await process.wait()
