@@ -4,7 +4,9 @@ and how a crash is recorded (the supervisor) and worded."""
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import dataclasses
+import importlib.util
 import json
 import os
 import re
@@ -337,3 +339,25 @@ async def test_a_failed_run_names_a_crash_of_the_recorded_server(tmp_path: Path)
     other = await describe_failure(failure(8100), settings)
     assert other.startswith("The model server is not reachable")
     assert stat.S_IMODE((await asyncio.to_thread(llama.pid_path(settings).stat)).st_mode) == 0o600
+
+
+def test_the_amx_variant_is_loaded_only_when_asked_for() -> None:
+    # The wheel's real CPU variants, whose score functions read this machine's CPU; found
+    # without importing llama_cpp (which loads llama.cpp itself).
+    from ducklm.models.local import dispatch
+
+    spec = importlib.util.find_spec("llama_cpp")
+    if spec is None or spec.origin is None:
+        pytest.skip("llama-cpp-python is not installed (the local extra)")
+    package = Path(spec.origin).parent
+    folder = dispatch.variants_dir(package)
+    if folder is None:
+        pytest.skip("this llama.cpp build has its CPU code built in")
+    ctypes.CDLL(str(package / "lib" / "libggml-base.so.0"))  # what each variant links
+    chosen = dispatch.best_variant(folder, amx=False)
+    assert chosen is not None and chosen.parent == folder
+    assert dispatch.variant_name(chosen) not in dispatch.AMX_VARIANTS
+    with_amx = dispatch.best_variant(folder, amx=True)
+    assert with_amx is not None
+    if with_amx != chosen:  # allowing AMX can only bring in an AMX variant
+        assert dispatch.variant_name(with_amx) in dispatch.AMX_VARIANTS

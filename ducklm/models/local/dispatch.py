@@ -12,6 +12,14 @@ very `libggml.so.0` that `libllama` linked: a wheel stores the `.so` names as co
 another copy has a registry of its own. A build without variants (native, or another
 server) has its CPU code built in, and nothing is loaded.
 
+The one variant built with AMX (`sapphirerapids`) is left out unless `DUCK_LLAMA_AMX=1`:
+on a virtual machine whose CPU reports AMX (CPUID, /proc/cpuinfo and the kernel's
+permission call all say yes) its first `tileloadd` in a prompt of a few dozen tokens still
+died with SIGILL, and nothing short of running an AMX instruction tells the two apart.
+ggml's own loader (`ggml_backend_load_all_from_path`) would pick it there, so this script
+scores the variants itself, as that loader does, and loads the best one that is allowed.
+Without AMX the next best variant (zen4: AVX-512 with VNNI and BF16) runs instead.
+
 Started as `python -I <this file> <server args>` (`llama.Launch.argv`), for the reasons
 `ducklm.models.local.supervisor` gives.
 """
@@ -19,11 +27,14 @@ Started as `python -I <this file> <server args>` (`llama.Launch.argv`), for the 
 from __future__ import annotations
 
 import ctypes
+import os
 import runpy
 import sys
 from pathlib import Path
 
 VARIANT_GLOB = "libggml-cpu-*.so"
+AMX_VARIANTS = frozenset({"sapphirerapids"})
+"""ggml's CPU variants built with AMX (ggml/src/CMakeLists.txt: AMX_TILE, AMX_INT8)."""
 
 
 def variants_dir(package_dir: Path) -> Path | None:
@@ -35,7 +46,7 @@ def variants_dir(package_dir: Path) -> Path | None:
 
 
 def load_cpu_backend() -> str | None:
-    """Load the best CPU variant into llama.cpp's registry; the folder it came from."""
+    """Load the best allowed CPU variant into llama.cpp's registry; the file loaded."""
     import llama_cpp  # noqa: PLC0415  loads libllama, and with it libggml.so.0
 
     package_dir = Path(llama_cpp.__file__).parent
@@ -46,9 +57,38 @@ def load_cpu_backend() -> str | None:
     ggml.ggml_backend_reg_count.restype = ctypes.c_size_t
     if ggml.ggml_backend_reg_count() > 0:
         return None  # CPU code built in: nothing to choose
-    ggml.ggml_backend_load_all_from_path.argtypes = [ctypes.c_char_p]
-    ggml.ggml_backend_load_all_from_path(str(folder).encode())
-    return str(folder)
+    best = best_variant(folder, amx=os.environ.get("DUCK_LLAMA_AMX") == "1")
+    if best is None:
+        return None  # no variant runs here: llama.cpp says so when it finds no backend
+    ggml.ggml_backend_load.restype = ctypes.c_void_p
+    ggml.ggml_backend_load.argtypes = [ctypes.c_char_p]
+    ggml.ggml_backend_load(str(best).encode())
+    return str(best)
+
+
+def variant_name(path: Path) -> str:
+    """`zen4` for `libggml-cpu-zen4.so`."""
+    return path.name.removeprefix("libggml-cpu-").removesuffix(".so")
+
+
+def best_variant(folder: Path, *, amx: bool) -> Path | None:
+    """The variant with the highest score this CPU gives it (0: it cannot run here).
+
+    Each variant exports `ggml_backend_score`, which checks the CPU's features against
+    what the variant was built with; ggml's loader picks by the same number.
+    """
+    best: tuple[int, Path] | None = None
+    for path in sorted(folder.glob(VARIANT_GLOB)):
+        if variant_name(path) in AMX_VARIANTS and not amx:
+            continue
+        score_fn = getattr(ctypes.CDLL(str(path)), "ggml_backend_score", None)
+        if score_fn is None:
+            continue
+        score_fn.restype = ctypes.c_int
+        score = int(score_fn())
+        if score > 0 and (best is None or score > best[0]):
+            best = (score, path)
+    return best[1] if best else None
 
 
 def main() -> None:
