@@ -32,8 +32,15 @@ def settings(settings: Settings, tmp_path: Path) -> Settings:
         wiki=python_server(),
         broken={"command": str(tmp_path / "no-such-program")},
     )
-    # Every tool fits: the budget's own test sets a small one.
-    update = {"mcp_config": config, "mcp_timeout_s": 2.0, "mcp_tool_tokens": 100_000}
+    # Every tool fits (the budget's own test sets a small one): MCP schemas may take half
+    # the input budget less DuckLM's own tools, which grow as DuckLM gains tools.
+    update = {
+        "mcp_config": config,
+        "mcp_timeout_s": 2.0,
+        "mcp_tool_tokens": 100_000,
+        "ctx_size": 32_768,
+        "max_input_tokens": 16_384,
+    }
     return settings.model_copy(update=update)
 
 
