@@ -28,10 +28,11 @@ from langgraph.graph.message import _messages_delta_reducer
 from ducklm.turn.coding.proposals import CodeProposal, CoderFailure, Proposal, as_proposal
 from ducklm.turn.planning.plans import Plan, PlanStep, StepResults, StepStatuses
 from ducklm.turn.router import Route
+from ducklm.turn.shortcuts import Shortcut
 
 Messages = Annotated[list[AnyMessage], DeltaChannel(_messages_delta_reducer)]
 
-CHECKPOINT_TYPES: tuple[type, ...] = (Route, Plan, PlanStep, CodeProposal, CoderFailure)
+CHECKPOINT_TYPES: tuple[type, ...] = (Route, Shortcut, Plan, PlanStep, CodeProposal, CoderFailure)
 """The state's own types, for a serializer's `allowed_msgpack_modules`."""
 
 

@@ -72,6 +72,9 @@ def rules_route(state: DuckState, ctx: DuckContext) -> Route:
         memory_has_records=ctx.memory is not None and ctx.memory.has_records,
         critic_enabled=ctx.critic_enabled,
         tools=frozenset(ctx.tools.names),
+        # Models that call tools natively pick these calls well and may combine them;
+        # shortcuts are for the ones that write JSON directives.
+        shortcuts=ctx.models.config("action").tool_mode == "json",
     )
     return _decide(latest_request(state.messages), facts)
 
