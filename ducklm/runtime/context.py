@@ -13,7 +13,7 @@ import dataclasses
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ducklm.config.settings import Settings
@@ -24,6 +24,7 @@ from ducklm.models.local.autostart import models_config_for
 from ducklm.models.prompts import Prompts, load_prompts, prompts_dir
 from ducklm.models.roles import default_models_path, load_roles
 from ducklm.models.tokens import ESTIMATE, BatchTokenCounter, server_tokenizer
+from ducklm.runtime.notices import OnceNotices
 from ducklm.runtime.owner import ProcessOwner
 from ducklm.runtime.secrets import SecretVault
 from ducklm.stores import ApprovalRules, CommandIntents, RunStores, open_database
@@ -75,6 +76,8 @@ class DuckContext:
     """Passwords given out of band, by one-time token (memory only)."""
     protected: tuple[Path, ...] = ()
     """DuckLM's own config and data: writes there always ask, even inside the workspace."""
+    notices: OnceNotices = field(default_factory=OnceNotices)
+    """Notices shown once per conversation (a reviewer that keeps failing)."""
     critic_enabled: bool = True
     """Run the critic after the answer."""
     memory_enabled: bool = True
