@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ducklm.runtime.notices import OnceNotices
-from ducklm.turn.prompting.structured import unit_score
+from ducklm.turn.prompting.structured import JSONReplyError, parse_json, unit_score
 
 
 def test_once_notices_say_first_only_once_and_stay_bounded() -> None:
@@ -20,3 +20,11 @@ def test_once_notices_say_first_only_once_and_stay_bounded() -> None:
 )
 def test_unit_score_reads_tens_and_hundreds(raw: object, read: object) -> None:
     assert unit_score(raw) == read
+
+
+def test_a_raw_newline_inside_a_string_is_still_json() -> None:
+    assert parse_json('{"summary": "two\nlines\tand a tab"}') == {
+        "summary": "two\nlines\tand a tab"
+    }
+    with pytest.raises(JSONReplyError, match="not valid JSON"):
+        parse_json('{"summary": "cut')

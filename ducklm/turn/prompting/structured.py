@@ -66,7 +66,9 @@ def parse_json(text: str) -> Any:
         body = body.strip("`")
         body = body.removeprefix("json").strip()
     try:
-        return json.loads(body)
+        # strict=False: a raw newline or tab inside a string (llama-cpp-python's grammar
+        # lets SmolLM2 write them) is still the model's meaning, not a reason to lose it.
+        return json.loads(body, strict=False)
     except json.JSONDecodeError as exc:
         raise JSONReplyError(f"the reply is not valid JSON ({exc.msg} at char {exc.pos})") from None
 
