@@ -50,7 +50,10 @@ async def test_a_certain_request_runs_its_call_and_the_thinker_answers(
     # One model call in all: the thinker's, which saw the file's text.
     (request,) = llm.requests
     assert "response_format" not in request
-    assert "two ducks" in request["messages"][-1]["content"]
+    last = request["messages"][-1]
+    assert last["role"] == "user" and "two ducks" in last["content"]
+    assert last["content"].startswith("What is in notes.md?")
+    assert not any("[calling tools" in m["content"] for m in request["messages"])
 
 
 async def test_a_write_by_shortcut_still_passes_the_policy(
