@@ -39,7 +39,13 @@ def route_after_action(
 
 
 def route_after_tool(state: DuckState) -> Literal["action", "step_review", "thinker"]:
-    """Back to the action role, unless the turn (or plan step) used all its action steps."""
+    """Back to the action role, unless the turn (or plan step) used all its action steps.
+
+    After a rule shortcut's call (the turn's first step) the thinker answers from its
+    result: the request asked for that one call and nothing more.
+    """
+    if state.route is not None and state.route.shortcut is not None and state.step == 1:
+        return "thinker"
     if state.step < state.step_limit:
         return "action"
     return "step_review" if state.current_step else "thinker"

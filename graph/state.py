@@ -29,10 +29,19 @@ from ducklm.tools.trust import Taint
 from ducklm.turn.coding.proposals import CodeProposal, CoderFailure, Proposal, as_proposal
 from ducklm.turn.planning.plans import Plan, PlanStep, StepResults, StepStatuses
 from ducklm.turn.router import Route
+from ducklm.turn.shortcuts import Shortcut
 
 Messages = Annotated[list[AnyMessage], DeltaChannel(_messages_delta_reducer)]
 
-CHECKPOINT_TYPES: tuple[type, ...] = (Route, Plan, PlanStep, CodeProposal, CoderFailure, Taint)
+CHECKPOINT_TYPES: tuple[type, ...] = (
+    Route,
+    Shortcut,
+    Plan,
+    PlanStep,
+    CodeProposal,
+    CoderFailure,
+    Taint,
+)
 """The state's own types, for a serializer's `allowed_msgpack_modules`."""
 
 

@@ -1,10 +1,13 @@
 """action: the action role decides which tools to call, or that it is time to answer.
 
-Every step ends with an `action_decided` event (`ducklm/turn/action_decision.py`).
+Every step ends with an `action_decided` event (`ducklm/turn/action_decision.py`). When
+the router found a rule shortcut for the request (`Route.shortcut`), the turn's first
+step is that call, made without asking the model (`shortcut` in the event).
 """
 
 from __future__ import annotations
 
+import uuid
 from typing import Any, cast
 
 from langchain_core.messages import (
@@ -14,13 +17,14 @@ from langchain_core.messages import (
     message_chunk_to_message,
 )
 from langchain_core.messages.ai import add_ai_message_chunks
+from langchain_core.messages.tool import ToolCall
 from langgraph.runtime import Runtime
 
 from ducklm.graph.state import DuckState
 from ducklm.nodes.action_json import decide_with_directive
 from ducklm.runtime.context import DuckContext
 from ducklm.runtime.events import emit
-from ducklm.turn.action_decision import report_message
+from ducklm.turn.action_decision import report_decision, report_message
 from ducklm.turn.planning.text import step_brief
 from ducklm.turn.prompting.messages import offered_tools, role_messages
 
@@ -28,7 +32,11 @@ from ducklm.turn.prompting.messages import offered_tools, role_messages
 async def decide_action(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
     """Call the action role once; the tool calls it asks for go to the tool node."""
     ctx = runtime.context
-    if ctx.models.config("action").tool_mode == "json":
+    mode = ctx.models.config("action").tool_mode
+    if (call := shortcut_call(state, ctx)) is not None:
+        report_decision(runtime, mode=mode, calls=[call], text="", in_step=False, shortcut=True)
+        update: dict[str, Any] = {"messages": [AIMessage(content="", tool_calls=[call])]}
+    elif mode == "json":
         update = await decide_with_directive(state, runtime)
     else:
         update = await _decide_with_tools(state, runtime)
@@ -63,6 +71,17 @@ async def _decide_with_tools(state: DuckState, runtime: Runtime[DuckContext]) ->
     if answer_streams and is_answer(message):
         update["final"] = message.text
     return update
+
+
+def shortcut_call(state: DuckState, ctx: DuckContext) -> ToolCall | None:
+    """The router's shortcut as a tool call, at the turn's first step and when offered."""
+    shortcut = state.route.shortcut if state.route is not None else None
+    if shortcut is None or state.step or state.current_step:
+        return None
+    if offered_tools(state, ctx).get(shortcut.tool) is None:
+        return None
+    call_id = f"call_{uuid.uuid4().hex[:12]}"
+    return ToolCall(name=shortcut.tool, args=dict(shortcut.args), id=call_id, type="tool_call")
 
 
 def is_answer(message: BaseMessage) -> bool:

@@ -1,18 +1,21 @@
 """The action role in json mode: a directive instead of native tool calls.
 
 Small local models often cannot call tools natively, but with `response_format` (which
-llama-server turns into a grammar) they can fill a small JSON object. They still get it
-wrong: invalid JSON or an unknown tool gets one repair attempt with the error shown to
-the model, then the turn goes on to the thinker with a note, never a crash. Either way
-the step ends with `action_decided`: the directive as written, and whether it was repaired.
+llama-server turns into a grammar) they can fill a small JSON object: one tool with its
+arguments, or "answer" (`ducklm.turn.directive_schema`, one branch per tool offered), after
+a few example turns. Without a grammar they still get it wrong: invalid JSON or an unknown
+tool gets one repair attempt with the error shown to the model, then the turn goes on to
+the thinker with a note, never a crash. Either way the step ends with `action_decided`:
+the directive as written, and whether it was repaired.
+
+The older envelope `{"reasoning", "actions": [...]}` (several calls at once) is still read,
+for models that write it from the prompt alone.
 """
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
 import openai
@@ -30,6 +33,7 @@ from ducklm.runtime.context import DuckContext
 from ducklm.runtime.events import emit
 from ducklm.tools.registry import ToolRegistry
 from ducklm.turn.action_decision import report_decision
+from ducklm.turn.directive_schema import ANSWER, directive_examples, directive_schema
 from ducklm.turn.planning.text import step_brief
 from ducklm.turn.prompting.messages import offered_tools, role_messages
 from ducklm.turn.prompting.structured import (
@@ -37,9 +41,6 @@ from ducklm.turn.prompting.structured import (
     parse_json,
 )
 
-DIRECTIVE_SCHEMA: dict[str, Any] = json.loads(
-    resources.files("ducklm.config").joinpath("schemas/action_directive.json").read_text("utf-8")
-)
 MAX_DIRECTIVE_ACTIONS = 4
 
 JSON_MODE_INSTRUCTIONS = """
@@ -47,9 +48,8 @@ JSON_MODE_INSTRUCTIONS = """
 Tools you can use:
 {tools}
 
-Reply with one JSON object:
-{{"reasoning": "<why>", "actions": [{{"tool": "<name>", "args": {{...}}}}]}}
-Use "actions": [] when you can answer without a tool.
+Reply with one JSON object: {{"tool": "<name>", "args": {{...}}}} to use a tool, or
+{{"tool": "answer"}} when you can answer without one.
 """
 REPAIR_REQUEST = (
     "Your reply could not be used: {problem}. Reply again with only the JSON object, "
@@ -82,7 +82,8 @@ async def decide_with_directive(state: DuckState, runtime: Runtime[DuckContext])
         workspace=state.workspace,
         max_steps=ctx.settings.max_action_steps,
     ) + step_brief(state)
-    messages = await role_messages(state, ctx, system)
+    system_message, *history = await role_messages(state, ctx, system)
+    messages = [system_message, *directive_examples(tools), *history]
     asked = await _ask_with_repair(ctx, messages, tools)
     in_step = bool(state.current_step)
     update = _apply(asked.directive, runtime, in_step=in_step) if asked.directive else {}
@@ -114,7 +115,7 @@ def directive_prompt(
     text = prompts.render("action", workspace=workspace, max_steps=max_steps)
     text += JSON_MODE_INSTRUCTIONS.format(tools=tools.describe())
     if structured_output == "prompt":
-        text += "\n" + schema_instructions(DIRECTIVE_SCHEMA)
+        text += "\n" + schema_instructions(directive_schema(tools))
     return text
 
 
@@ -154,7 +155,7 @@ async def _ask(
     ctx: DuckContext, messages: list[Any], tools: ToolRegistry
 ) -> tuple[str | None, Directive | str]:
     """The reply's text and its directive, or the problem with it (text `None`: cut off)."""
-    client = ctx.models.json_client("action", "action_directive", DIRECTIVE_SCHEMA)
+    client = ctx.models.json_client("action", "action_directive", directive_schema(tools))
     limit = ctx.models.config("action").max_output_tokens
     try:
         reply = await client.ainvoke(messages)
@@ -184,17 +185,26 @@ def _apply(directive: Directive, runtime: Runtime[DuckContext], *, in_step: bool
 def parse_directive(raw: Any, tools: ToolRegistry) -> Directive:
     """Check a decoded directive against the schema and the known tools.
 
+    A directive is `{"tool": "answer"}`, `{"tool": ..., "args": {...}}`, or the envelope
+    `{"reasoning": ..., "actions": [...]}` (an empty list: answer).
+
     Raises:
-        DirectiveError: It is not an object with `actions`, names an unknown tool, or has
-            arguments the tool does not accept.
+        DirectiveError: It is none of these, names an unknown tool, or has arguments the
+            tool does not accept.
     """
     if isinstance(raw, str):
         try:
             raw = parse_json(raw)
         except JSONReplyError as exc:
             raise DirectiveError(str(exc)) from None
+    if isinstance(raw, dict) and isinstance(raw.get("tool"), str):
+        if raw["tool"] == ANSWER:
+            return Directive(reasoning="")
+        return Directive(reasoning="", calls=[_to_call(0, raw, tools)])
     if not isinstance(raw, dict) or not isinstance(raw.get("actions"), list):
-        raise DirectiveError('the reply must be an object with an "actions" list')
+        raise DirectiveError(
+            'the reply must be {"tool": "<name>", "args": {...}} or {"tool": "answer"}'
+        )
     actions = raw["actions"]
     if len(actions) > MAX_DIRECTIVE_ACTIONS:
         raise DirectiveError(f"at most {MAX_DIRECTIVE_ACTIONS} actions per reply")

@@ -12,14 +12,14 @@ import logging
 from typing import Any
 
 from langgraph.runtime import Runtime
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from ducklm.graph.state import DuckState
 from ducklm.learning.skill_proposals import NewProposal, write_proposal
 from ducklm.runtime.context import DuckContext
 from ducklm.runtime.events import emit
 from ducklm.stores.experience import ExperienceRecord
-from ducklm.turn.prompting.structured import review_turn
+from ducklm.turn.prompting.structured import review_turn, unit_score
 
 CRITIC_FAILED = "The critic could not review this turn; the answer is not affected."
 NOT_KEPT = "The critic's reflection could not be stored; the answer is not affected."
@@ -37,6 +37,8 @@ class Critique(BaseModel):
     reusable_lesson: str = ""
     suggested_skill_patch: str | None = None
     confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+
+    _on_unit_scale = field_validator("score", "confidence", mode="before")(unit_score)
 
 
 async def reflect_on_turn(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:

@@ -11,14 +11,14 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from ducklm.graph.state import DuckState
 from ducklm.memory import MemoryStore
 from ducklm.runtime.context import DuckContext
 from ducklm.runtime.events import emit
 from ducklm.turn.memory_rules import Neighbour, RuleDecision, decide
-from ducklm.turn.prompting.structured import review_turn
+from ducklm.turn.prompting.structured import review_turn, unit_score
 
 POLICY_FAILED = "The memory policy could not review this turn; the answer is not affected."
 NOTHING = RuleDecision("skip", "the memory policy found nothing worth remembering")
@@ -33,6 +33,8 @@ class MemoryProposal(BaseModel):
     scope: Literal["global", "workspace", "conversation"] = "conversation"
     memory_type: str = "fact"
     importance: float = Field(default=0.0, ge=0.0, le=1.0)
+
+    _on_unit_scale = field_validator("importance", mode="before")(unit_score)
 
 
 async def decide_memory(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:

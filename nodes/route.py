@@ -72,6 +72,9 @@ def rules_route(state: DuckState, ctx: DuckContext) -> Route:
         memory_has_records=any(s is not None and s.has_records for s in (ctx.memory, ctx.episodes)),
         critic_enabled=ctx.critic_enabled,
         tools=frozenset(ctx.tools.names),
+        # Models that call tools natively pick these calls well and may combine them;
+        # shortcuts are for the ones that write JSON directives.
+        shortcuts=ctx.models.config("action").tool_mode == "json",
     )
     return _decide(latest_request(state.messages), facts)
 

@@ -30,7 +30,10 @@ async def write_answer(state: DuckState, runtime: Runtime[DuckContext]) -> dict[
         system += NOTES_HEADER + notes
     parts: list[str] = []  # the answer is text only: no chunk merging needed
     try:
-        messages = await role_messages(state, ctx, system)
+        # A model that writes JSON directives reads tool traffic as text and, tiny, copies
+        # it: it gets this turn's results inside the request instead.
+        small = ctx.models.config("action").tool_mode == "json"
+        messages = await role_messages(state, ctx, system, fold_tools=small)
         async for chunk in ctx.models.chat("thinker").astream(messages):
             if chunk.text:
                 parts.append(chunk.text)

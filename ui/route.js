@@ -15,7 +15,8 @@ const DECISIONS = [
  * The `<details>` line for a `route_decided` event (collapsed by default).
  *
  * @param {{recall?: boolean, plan?: boolean, coder?: boolean, critique?: boolean,
- *   reasons?: string[], undecided?: string[]}} event
+ *   reasons?: string[], undecided?: string[],
+ *   shortcut?: {tool: string, reason: string} | null}} event
  * @returns {HTMLElement}
  */
 export function routeLine(event) {
@@ -23,6 +24,11 @@ export function routeLine(event) {
   const chips = chosen.length
     ? chosen.map((d) => h("span", { class: "route-chip", testid: "route-chip", text: d.label }))
     : [h("span", { class: "route-chip", testid: "route-chip", text: "Direct" })];
+  if (event.shortcut) {
+    // The rules made the call themselves: say which tool, and why, like the decisions.
+    const text = `Shortcut: ${event.shortcut.tool}`;
+    chips.push(h("span", { class: "route-chip", testid: "route-chip", text }));
+  }
   const undecided = new Set(event.undecided ?? []);
   const reasons = DECISIONS.map((d, index) => h(
     "li",
@@ -31,6 +37,10 @@ export function routeLine(event) {
     undecided.has(d.key) ? " (undecided: the safe default)" : null,
     ` — ${event.reasons?.[index] ?? ""}`,
   ));
+  if (event.shortcut) {
+    reasons.push(h("li", { dataset: { decision: "shortcut", chosen: "true" } },
+      h("span", { class: "route-decision", text: "Shortcut: yes" }), ` — ${event.shortcut.reason}`));
+  }
   return h(
     "details",
     { class: "route", testid: "route" },

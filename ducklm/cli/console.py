@@ -94,6 +94,7 @@ class ConsolePrinter:
         if item["outcome"] == "answer" and self._mid_line:
             return  # the answer is streaming: a line here would split it, and it says as much
         repaired = " (repaired)" if item.get("repaired") else ""
+        repaired += " (rule shortcut)" if item.get("shortcut") else ""
         if item["calls"]:
             calls = "; ".join(f"{c['tool']} {_compact(c['args'])}" for c in item["calls"])
             self._note(f"action: {calls}{repaired}")

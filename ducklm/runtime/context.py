@@ -25,6 +25,7 @@ from ducklm.models.local.autostart import models_config_for
 from ducklm.models.prompts import Prompts, load_prompts, prompts_dir
 from ducklm.models.roles import default_models_path, load_roles
 from ducklm.models.tokens import ESTIMATE, BatchTokenCounter, server_tokenizer
+from ducklm.runtime.notices import OnceNotices
 from ducklm.runtime.owner import ProcessOwner
 from ducklm.runtime.secrets import SecretVault
 from ducklm.stores import ApprovalRules, CommandIntents, RunStores, open_database
@@ -83,6 +84,8 @@ class DuckContext:
     """Workspace checkpoints and undo (`ducklm.undo`); `None` when turned off."""
     mcp: McpServers = field(default_factory=McpServers.empty)
     """The MCP servers of the config file, started by the first turn that needs them."""
+    notices: OnceNotices = field(default_factory=OnceNotices)
+    """Notices shown once per conversation (a reviewer that keeps failing)."""
     critic_enabled: bool = True
     """Run the critic after the answer."""
     memory_enabled: bool = True

@@ -37,6 +37,7 @@ def report_decision(
     repaired: bool = False,
     problem: str = "",
     usable: bool = True,
+    shortcut: bool = False,
 ) -> None:
     """Emit `action_decided` for one action step.
 
@@ -50,6 +51,7 @@ def report_decision(
         repaired: JSON mode: the directive used is the answer to the repair request.
         problem: JSON mode: why the first reply (or, unusable, the last) could not be used.
         usable: JSON mode: `False` when no usable directive came back.
+        shortcut: The call is the router's rule shortcut; no model was asked.
     """
     emit(
         runtime,
@@ -64,6 +66,7 @@ def report_decision(
         directive=clip_directive(text),
         repaired=repaired,
         problem=problem,
+        shortcut=shortcut,
     )
 
 

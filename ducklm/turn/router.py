@@ -13,6 +13,11 @@ order; the `route_decided` event shows them):
   is available);
 - critique: the critic reviews the result (switched on, and not chit-chat).
 
+Beside them, where `RouteFacts.shortcuts` allows (an action role without native tool
+calls), a request whose tool and arguments are certain from its text alone gets a
+`Shortcut` (`ducklm.turn.shortcuts`): the call the action node makes without asking the
+model, whose result the thinker answers from.
+
 Where the rules cannot tell (a long request without sequence markers, a statement that
 mentions code without saying what to do with it) the decision is named in
 `Route.undecided`, and the graph may ask the `sys_util` role `route_question(task)`
@@ -41,6 +46,7 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ValidationError, field_validator
 
 from ducklm.tools.coder_tools import CODER_TOOL_NAMES as CODER_TOOLS
+from ducklm.turn.shortcuts import Shortcut, find_shortcut
 
 Decision = Literal["recall", "plan", "coder", "critique"]
 DECISIONS: tuple[Decision, ...] = ("recall", "plan", "coder", "critique")
@@ -194,6 +200,8 @@ class RouteFacts:
     """Names of the tools the action role may call."""
     plan_running: bool = False
     """A plan from an earlier turn is still executing; this turn continues it."""
+    shortcuts: bool = False
+    """Rule shortcuts may propose the call (the action role makes no native tool calls)."""
 
 
 @dataclass(frozen=True)
@@ -210,12 +218,16 @@ class Route:
     critique: bool
     reasons: list[str]
     undecided: tuple[Decision, ...] = ()
+    shortcut: Shortcut | None = None
+    """The call the rules make themselves (its `reason()` says which rule), or `None`."""
 
     def __post_init__(self) -> None:
         # A checkpoint (or an old dict) gives lists back for tuples; equal routes must
         # compare equal, or the route node writes an unchanged route again.
         object.__setattr__(self, "undecided", tuple(self.undecided))
         object.__setattr__(self, "reasons", list(self.reasons))
+        if isinstance(self.shortcut, dict):  # a checkpoint read without the types, or an event
+            object.__setattr__(self, "shortcut", Shortcut.from_fields(self.shortcut))
 
     def reason(self, decision: Decision) -> str:
         """The sentence explaining `decision`."""
@@ -225,6 +237,8 @@ class Route:
         """The fields of the `route_decided` event (JSON-serialisable)."""
         fields = dataclasses.asdict(self)
         fields["undecided"] = list(self.undecided)
+        if self.shortcut is not None:
+            fields["shortcut"]["reason"] = self.shortcut.reason()
         return fields
 
 
@@ -312,6 +326,11 @@ def decide_route(task: str, facts: RouteFacts) -> Route:
         "coder": _coder(signals, facts),
         "critique": _critique(signals, facts),
     }
+    # A shortcut only for a one-call turn the rules are sure of: no plan, no coder, and
+    # nothing left to sys_util (which could still turn it into a plan).
+    plan, coder = verdicts["plan"], verdicts["coder"]
+    undecided = plan.undecided or coder.undecided
+    simple = not (signals.chitchat or plan.value or coder.value or undecided)
     return Route(
         recall=verdicts["recall"].value,
         plan=verdicts["plan"].value,
@@ -319,6 +338,7 @@ def decide_route(task: str, facts: RouteFacts) -> Route:
         critique=verdicts["critique"].value,
         reasons=[verdicts[d].reason for d in DECISIONS],
         undecided=tuple(d for d in DECISIONS if verdicts[d].undecided),
+        shortcut=find_shortcut(task, facts.tools) if facts.shortcuts and simple else None,
     )
 
 
@@ -404,7 +424,7 @@ def merge_answer(route: Route, answer: object) -> Route:
         return route
     parsed = parse_route_answer(answer)
     reasons = list(route.reasons)
-    values: dict[str, bool] = {}
+    values: dict[str, Any] = {}
     for decision in route.undecided:
         index = DECISIONS.index(decision)
         if parsed is None:

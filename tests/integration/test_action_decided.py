@@ -120,10 +120,12 @@ def test_the_console_shows_one_line_per_decision(capsys: pytest.CaptureFixture[s
     printer.show({**base, "outcome": "tools", "calls": [tool]})
     printer.show({**base, "outcome": "answer", "calls": []})
     printer.show({**base, "outcome": "unusable", "calls": [], "problem": "not valid JSON"})
+    printer.show({**base, "outcome": "tools", "calls": [tool], "shortcut": True})
     assert capsys.readouterr().err.splitlines() == [
         'action: list_dir {"path": "."}',
         "action: no tool (answer)",
         "action: no usable directive (not valid JSON)",
+        'action: list_dir {"path": "."} (rule shortcut)',
     ]
     ConsolePrinter(as_json=True).show({**base, "outcome": "answer", "calls": []})
     assert json.loads(capsys.readouterr().out)["type"] == "action_decided"

@@ -120,3 +120,36 @@ async def test_critic_output_lands_as_experience_and_a_proposal(
     critic_request = llm.requests[1]
     assert critic_request["response_format"]["type"] == "json_schema"
     assert "Paris." in critic_request["messages"][-1]["content"]
+
+
+async def test_a_reviewer_that_keeps_failing_is_shown_once_with_why(
+    duck: DuckLM, llm: ScriptedLLM
+) -> None:
+    llm.script(
+        *[reply("Answer one."), reply("not json"), reply('{"should_store": "maybe"}')],
+        *[reply("Answer two."), reply("not json"), reply('{"should_store": "maybe"}')],
+    )
+    first = await duck.run("what do ducks eat?", thread_id="t")
+    second = await duck.run("and geese?", thread_id="t")
+    assert (first.status, second.status) == ("completed", "completed")
+    shown = [e for e in first.events if "stage" in e]
+    assert [(e["stage"], e["fatal"]) for e in shown] == [
+        ("critic", False),
+        ("memory_policy", False),
+    ]
+    assert "Why: the reply is not valid JSON" in shown[0]["message"]
+    assert "should_store" in shown[1]["message"]
+    # The same failures on the next turn of the conversation are only logged.
+    assert not [e for e in second.events if "stage" in e]
+    assert second.answer == "Answer two."
+
+
+async def test_a_score_out_of_ten_is_read_on_the_unit_scale(duck: DuckLM, llm: ScriptedLLM) -> None:
+    llm.script(
+        reply("Ducks eat plants."),
+        reply('{"score": 8, "summary": "Right."}'),
+        reply('{"should_store": false}'),
+    )
+    result = await duck.run("what do ducks eat?")
+    (reflection,) = [e for e in result.events if e["type"] == "reflection_completed"]
+    assert reflection["score"] == 0.8

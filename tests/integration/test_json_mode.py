@@ -11,6 +11,7 @@ import pytest
 
 from ducklm.config.settings import Settings
 from ducklm.runtime.facade import DuckLM
+from ducklm.tools.coder_tools import CODER_TOOL_NAMES
 from tests.support.scripted_llm import Reply, ScriptedLLM, reply
 
 MODELS = """
@@ -59,7 +60,15 @@ async def test_valid_directive_runs_the_tool(
     fmt = first["response_format"]
     schema = fmt["json_schema"]["schema"] if fmt["type"] == "json_schema" else fmt["schema"]
     assert fmt["type"] in ("json_schema", "json_object")
-    assert schema["required"] == ["reasoning", "actions"]
+    # One branch per offered tool, its name a constant, after the explicit answer.
+    names = [branch["properties"]["tool"]["const"] for branch in schema["anyOf"]]
+    assert names == ["answer", *duck.context.tools.without(CODER_TOOL_NAMES).names]
+    read = schema["anyOf"][names.index("file_read")]["properties"]["args"]
+    assert read["required"] == ["path"] and read["properties"]["path"]["type"] == "string"
+    # The few-shot examples come as chat turns between the system prompt and the request.
+    examples = first["messages"][1:-1]
+    assert [m["role"] for m in examples[:2]] == ["user", "assistant"]
+    assert all(json.loads(m["content"])["tool"] for m in examples[1::2])
     # The tool result reached the model as plain text, not as a `tool` message.
     second = llm.requests[1]["messages"]
     assert all(m["role"] != "tool" for m in second)

@@ -134,6 +134,33 @@ async def test_json_tool_mode_reaches_the_thinker_whatever_the_model_emits(
     assert [e for e in events if e["type"] == "token"], events
 
 
+# Issue 16's five requests, each needing one tool: the bundled model must use them.
+TOOL_REQUESTS = [
+    ("List the files in the workspace.", "list_dir"),
+    ("What is in notes.md?", "file_read"),
+    ("Create a file called todo.txt containing 'buy milk'.", "file_write"),
+    ("How many lines does notes.md have?", "shell_exec"),
+    ("Search the workspace for the word 'duck'.", "search_files"),
+]
+
+
+async def test_the_bundled_model_uses_the_right_tool_for_each_everyday_request(
+    local_settings: Settings, local_server: llama.Record, workspace: Path
+) -> None:
+    notes = "The pond has three ducks.\nA duck named Ana likes bread.\n"
+    await asyncio.to_thread((workspace / "notes.md").write_text, notes)
+    async with DuckLM.open(local_settings) as duck:
+        for request, tool in TOOL_REQUESTS:
+            events = await asyncio.wait_for(
+                _drive(duck, request, critic=False, memory=False), TURN_LIMIT_S
+            )
+            assert events[-1]["status"] == "completed", (request, events)
+            finished = [e for e in events if e["type"] == "tool_call_finished"]
+            assert [(e["tool"], e["status"]) for e in finished] == [(tool, "success")], request
+            assert events[-1]["answer"].strip(), request
+    assert await asyncio.to_thread((workspace / "todo.txt").read_text) == "buy milk"
+
+
 # SIGTERM too: uvicorn re-raises it after its shutdown, which ended the process before
 # the model server was stopped (it was left running).
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])

@@ -23,10 +23,14 @@ from ducklm.stores.checkpoints import open_checkpointer
 from ducklm.turn.coding.proposals import CodeProposal, CoderFailure
 from ducklm.turn.planning.plans import Plan, PlanStep
 from ducklm.turn.router import Route
+from ducklm.turn.shortcuts import Shortcut
 from tests.support.role_script import RoleScript
 from tests.support.scripted_llm import call, reply
 
-ROUTE = Route(recall=False, plan=True, coder=False, critique=True, reasons=["a", "b", "c", "d"])
+ROUTE = Route(
+    recall=False, plan=True, coder=False, critique=True, reasons=["a", "b", "c", "d"],
+    shortcut=Shortcut("list_dir", {"path": "."}, "list the files"),
+)  # fmt: skip
 PLAN = Plan(steps=[PlanStep(id="1", goal="Read"), PlanStep(id="2", goal="Sum", depends_on=["1"])])
 PROPOSAL = CodeProposal(
     op="fix", path="calc.py", existed=True, old_content="a\n", new_content="b\n",

@@ -69,7 +69,7 @@ def test_directive_becomes_tool_calls() -> None:
     ("raw", "expected"),
     [
         ("not json", "not valid JSON"),
-        ('{"reasoning": "r"}', '"actions" list'),
+        ('{"reasoning": "r"}', '"tool": "answer"'),
         ('{"actions": [{"tool": "nope", "args": {}}]}', "unknown tool 'nope'"),
         ('{"actions": [{"tool": "file_read", "args": {}}]}', "bad arguments for file_read"),
         ('{"actions": [{"tool": "file_read", "args": [1]}]}', "must be an object"),

@@ -24,7 +24,7 @@ from ducklm.turn.prompting.budget import (
     split_at_request,
 )
 from ducklm.turn.prompting.recalled import recalled_line
-from ducklm.turn.prompting.transcript import as_text, for_native_tools
+from ducklm.turn.prompting.transcript import as_text, fold_turn, for_native_tools
 
 
 async def pack_for_role(
@@ -50,13 +50,22 @@ async def pack_for_role(
 
 
 async def role_messages(
-    state: DuckState, ctx: DuckContext, system: str, *, native_tools: bool = False
+    state: DuckState,
+    ctx: DuckContext,
+    system: str,
+    *,
+    native_tools: bool = False,
+    fold_tools: bool = False,
 ) -> list[BaseMessage]:
-    """The messages to send: packed, and for roles without tools, tool traffic as text."""
+    """The messages to send: packed, and for roles without tools, tool traffic as text.
+
+    `fold_tools`: this turn's tool results go inside its request (`fold_turn`).
+    """
     packed = await pack_for_role(state, ctx, system, native_tools=native_tools)
     if native_tools:
         return packed.messages
-    return [packed.messages[0], *as_text(packed.messages[1:])]
+    rest = fold_turn(packed.messages[1:]) if fold_tools else packed.messages[1:]
+    return [packed.messages[0], *as_text(rest)]
 
 
 def offered_tools(state: DuckState, ctx: DuckContext) -> ToolRegistry:

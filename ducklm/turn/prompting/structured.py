@@ -9,8 +9,9 @@ from typing import Any, TypeVar
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
+from ducklm.config.yaml_files import validation_details
 from ducklm.graph.state import DuckState
 from ducklm.models.clients import schema_instructions
 from ducklm.models.roles import RoleName
@@ -21,6 +22,7 @@ from ducklm.turn.prompting.transcript import transcript_text
 
 M = TypeVar("M", bound=BaseModel)
 CUT = "\n[... cut to fit the input budget ...]\n"
+REVIEW_FAILED = "{message} Why: {reason}. Later failures in this conversation are only logged."
 log = logging.getLogger(__name__)
 
 
@@ -64,9 +66,27 @@ def parse_json(text: str) -> Any:
         body = body.strip("`")
         body = body.removeprefix("json").strip()
     try:
-        return json.loads(body)
+        # strict=False: a raw newline or tab inside a string (llama-cpp-python's grammar
+        # lets SmolLM2 write them) is still the model's meaning, not a reason to lose it.
+        return json.loads(body, strict=False)
     except json.JSONDecodeError as exc:
         raise JSONReplyError(f"the reply is not valid JSON ({exc.msg} at char {exc.pos})") from None
+
+
+def unit_score(value: Any) -> Any:
+    """A model's score read on the 0-1 scale the schema asks for.
+
+    Small models write scores out of 10 or 100 whatever the schema says (SmolLM2's critic
+    wrote 10 on most turns, and the whole review was lost to the range check). A number
+    above 1 is read as out of 10, above 10 as out of 100; anything else is left for the
+    model's own validation to judge.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    for scale in (1, 10, 100):
+        if 0 <= value <= scale:
+            return value / scale
+    return value
 
 
 def with_system(text: str, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
@@ -99,7 +119,10 @@ async def review_turn(
     """Ask `role` to review this turn's transcript and answer like `model`.
 
     Used after the answer has streamed, so a failure must never fail the run: it is
-    logged, becomes a non-fatal `error` event with `failure_message`, and gives `None`.
+    logged with its reason, gives `None`, and the first failure of `role` in a
+    conversation becomes a non-fatal `error` event with `failure_message` and the reason
+    (a reviewer that fails on a small model fails most turns; saying so each time would
+    bury the answers).
     """
     ctx = runtime.context
     system = system_prompt(ctx, role, model.model_json_schema(), workspace=state.workspace)
@@ -108,7 +131,20 @@ async def review_turn(
     messages = with_system(system, [HumanMessage(content=transcript)])
     try:
         return await ask_validated(ctx, role, model, messages)
-    except Exception:  # the answer is already out; a broken reviewer must not fail the run
-        log.warning("%s failed", role, exc_info=True)
-        emit(runtime, failure_event, stage=role, fatal=False, message=failure_message)
+    except Exception as exc:  # the answer is already out; a broken reviewer must not fail the run
+        reason = failure_reason(exc)
+        log.warning("%s could not review the turn: %s", role, reason, exc_info=True)
+        thread = runtime.execution_info.thread_id if runtime.execution_info else None
+        if ctx.notices.first(("review failed", role, thread)):
+            message = REVIEW_FAILED.format(message=failure_message, reason=reason)
+            emit(runtime, failure_event, stage=role, fatal=False, message=message)
         return None
+
+
+def failure_reason(exc: Exception) -> str:
+    """Why a role's JSON reply could not be used, in words a person can read."""
+    if isinstance(exc, ValidationError):
+        return f"its reply did not fit ({validation_details(exc)})"
+    if isinstance(exc, JSONReplyError):
+        return str(exc)
+    return f"the model call failed ({type(exc).__name__})"

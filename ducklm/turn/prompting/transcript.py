@@ -55,6 +55,31 @@ def as_text(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     return out
 
 
+FOLDED = "{request}\n\nWhat the tools gave for this request:\n\n{results}"
+
+
+def fold_turn(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The turn's tool calls and results folded into its request, one user message.
+
+    A tiny model shown `[calling tools: ...]` as its own last turn writes more of the
+    same instead of an answer (SmolLM2 answered 'List the files' with
+    '[calling tools: list_dir(...)]'); with the results inside the request it answers
+    from them.
+    """
+    start = next(
+        (i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], HumanMessage)),
+        None,
+    )
+    if start is None:
+        return list(messages)
+    results = [m for m in messages[start + 1 :] if isinstance(m, ToolMessage)]
+    if not results:
+        return list(messages)
+    text = "\n\n".join(m.text for m in as_text(results))
+    folded = FOLDED.format(request=messages[start].text, results=text)
+    return [*messages[:start], HumanMessage(content=folded)]
+
+
 def observations_text(observations: Sequence[dict[str, object]]) -> str:
     """Notes of this turn that are not in the messages (e.g. a failed directive)."""
     notes = [str(o["note"]) for o in observations if o.get("note")]

@@ -1,0 +1,96 @@
+"""Rule shortcuts through the graph: the call runs without the action model, the thinker answers."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from ducklm.config.settings import Settings
+from ducklm.runtime.facade import DuckLM
+from tests.support.scripted_llm import ScriptedLLM, reply
+
+MODELS = """
+defaults: {{base_url: {url}, model: scripted, api_key: test}}
+roles:
+  action: {{tool_mode: {mode}, structured_output: json_object_schema}}
+"""
+
+
+async def _open(settings: Settings, llm: ScriptedLLM, tmp_path: Path, mode: str) -> DuckLM:
+    models = tmp_path / f"models-{mode}.yaml"
+    await asyncio.to_thread(models.write_text, MODELS.format(url=llm.base_url, mode=mode))
+    return DuckLM.open(settings.model_copy(update={"models_config": models}))  # type: ignore[return-value]
+
+
+@pytest.fixture
+async def duck(settings: Settings, llm: ScriptedLLM, tmp_path: Path) -> AsyncIterator[DuckLM]:
+    async with await _open(settings, llm, tmp_path, "json") as runtime:
+        yield runtime
+
+
+async def test_a_certain_request_runs_its_call_and_the_thinker_answers(
+    duck: DuckLM, llm: ScriptedLLM, workspace: Path
+) -> None:
+    await asyncio.to_thread((workspace / "notes.md").write_text, "one duck\ntwo ducks\n")
+    llm.script(reply("notes.md says: one duck, two ducks."))
+    result = await duck.run("What is in notes.md?", critic=False, memory=False)
+
+    assert result.status == "completed"
+    assert result.answer == "notes.md says: one duck, two ducks."
+    (route,) = [e for e in result.events if e["type"] == "route_decided"]
+    assert route["shortcut"]["tool"] == "file_read"
+    assert "what is in a file" in route["shortcut"]["reason"]
+    (decided,) = [e for e in result.events if e["type"] == "action_decided"]
+    assert decided["shortcut"] is True and decided["calls"][0]["args"] == {"path": "notes.md"}
+    finished = next(e for e in result.events if e["type"] == "tool_call_finished")
+    assert finished["status"] == "success" and "two ducks" in finished["output"]
+    # One model call in all: the thinker's, which saw the file's text.
+    (request,) = llm.requests
+    assert "response_format" not in request
+    last = request["messages"][-1]
+    assert last["role"] == "user" and "two ducks" in last["content"]
+    assert last["content"].startswith("What is in notes.md?")
+    assert not any("[calling tools" in m["content"] for m in request["messages"])
+
+
+async def test_a_write_by_shortcut_still_passes_the_policy(
+    duck: DuckLM, llm: ScriptedLLM, workspace: Path
+) -> None:
+    await asyncio.to_thread((workspace / "todo.txt").write_text, "old\n")
+    llm.script(reply("todo.txt already exists, so I did not change it."))
+    result = await duck.run(
+        "Create a file called todo.txt containing 'buy milk'.", critic=False, memory=False
+    )
+    assert result.status == "completed"
+    finished = next(e for e in result.events if e["type"] == "tool_call_finished")
+    assert finished["status"] == "error" and "already exists" in finished["output"]
+    assert await asyncio.to_thread((workspace / "todo.txt").read_text) == "old\n"
+
+
+async def test_a_next_turn_without_a_shortcut_asks_the_model_again(
+    duck: DuckLM, llm: ScriptedLLM, workspace: Path
+) -> None:
+    llm.script(reply("The workspace is empty."), reply('{"tool": "answer"}'), reply("Hello!"))
+    first = await duck.run(
+        "List the files in the workspace.", thread_id="t", critic=False, memory=False
+    )
+    second = await duck.run("Say hello to me, friend", thread_id="t", critic=False, memory=False)
+    assert (first.status, second.status) == ("completed", "completed")
+    assert second.answer == "Hello!"
+    (decided,) = [e for e in second.events if e["type"] == "action_decided"]
+    assert decided["shortcut"] is False and decided["outcome"] == "answer"
+    assert len(llm.requests) == 3
+
+
+async def test_native_tool_callers_get_no_shortcut(
+    settings: Settings, llm: ScriptedLLM, tmp_path: Path
+) -> None:
+    llm.script(reply("Nothing to list."))
+    async with await _open(settings, llm, tmp_path, "native") as native:
+        result = await native.run("List the files in the workspace.", critic=False, memory=False)
+    (route,) = [e for e in result.events if e["type"] == "route_decided"]
+    assert route["shortcut"] is None
+    assert "tools" in llm.requests[0]
