@@ -32,8 +32,9 @@ UNTRUSTED_NOTE = (
     "runs without you."
 )
 EXCERPT_CHARS = 160
-FILE_READERS = READ_ONLY_TOOLS | {"shell_exec"}
-"""What reads the workspace, for `DUCK_UNTRUSTED_WORKSPACE` (a shell can `cat` a file)."""
+FILE_READERS = frozenset({"file_read", "list_dir", "search_files", "shell_exec"})
+"""What reads the workspace, for `DUCK_UNTRUSTED_WORKSPACE` (a shell can `cat` a file);
+`search_conversations` reads DuckLM's own records, not the workspace."""
 
 
 class Taint(BaseModel):
