@@ -91,3 +91,11 @@ def test_which_results_are_untrusted() -> None:
     assert taint_of("c", "file_write", None, ALLOW, "x", untrusted_workspace=True) is None
     long = taint_of("c", "srv__tool", _info(False), ALLOW, "z" * 999, untrusted_workspace=False)
     assert long is not None and len(long.excerpt) == 160
+
+
+def test_only_a_trusted_read_gets_no_workspace_checkpoint() -> None:
+    from ducklm.tools.policy import may_change_workspace
+
+    assert not may_change_workspace("srv__tool", assess_mcp(_info(True, **READ_ONLY), {}))
+    assert may_change_workspace("srv__tool", assess_mcp(_info(False, **READ_ONLY), {}))
+    assert may_change_workspace("srv__tool", assess_mcp(_info(True), {}))
