@@ -114,12 +114,8 @@ async def _outcome(
     runtime: Runtime[DuckContext],
     env: PolicyEnv,
 ) -> Outcome:
-    if item.refusal is not None:
-        return Outcome("error", item.refusal, {})
-    if item.earlier is not None:
-        return _earlier_outcome(item.earlier)
-    if item.needs_password and password is None:
-        return Outcome("error", NO_PASSWORD, {})
+    if (blocked := _blocked(item, password)) is not None:
+        return blocked
     tool, verdict = item.planned.tool, item.planned.verdict
     assert tool is not None  # a call without a tool always has a refusal
     decision = item.decision
@@ -134,11 +130,20 @@ async def _outcome(
     return await _invoke(tool, item.planned.call, {**args, "workspace": env.workspace})
 
 
+def _blocked(item: DecidedCall, password: str | None) -> Outcome | None:
+    """The outcome of a call that will not run (refused, ran before, no password), or `None`."""
+    if item.refusal is not None:
+        return Outcome("error", item.refusal, {})
+    if item.earlier is not None:
+        return _earlier_outcome(item.earlier)
+    if item.needs_password and password is None:
+        return Outcome("error", NO_PASSWORD, {})
+    return None
+
+
 def _may_change(item: DecidedCall, password: str | None) -> bool:
     """Whether `item` will run and may change the workspace (so it needs a checkpoint)."""
-    runs = item.refusal is None and item.earlier is None
-    if item.needs_password and password is None:
-        runs = False
+    runs = _blocked(item, password) is None
     return runs and may_change_workspace(item.planned.call["name"], item.verdict)
 
 
