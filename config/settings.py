@@ -85,6 +85,9 @@ class Settings(BaseSettings):
     """Files larger than this are left out of checkpoints (and cannot be undone)."""
     episodes: bool = True
     """Index every user and assistant message for recall and `search_conversations`."""
+    review_behind: bool = True
+    """Run the critic and memory policy behind the answer (`done` comes with the answer);
+    off, they run inside the turn and `done` waits for them."""
     qdrant_url: str | None = None
     """A Qdrant server for memory vectors; unset, Qdrant runs embedded on disk in the data dir."""
     embeddings_url: str | None = None

@@ -57,7 +57,13 @@ def route_after_step(state: DuckState) -> Literal["action", "thinker"]:
 
 
 def route_after_answer(state: DuckState) -> AfterAnswer:
-    """After the answer: the critic, then the memory policy, each only when switched on."""
+    """After the answer: the critic, then the memory policy, each only when switched on.
+
+    When they run behind the answer (`review_due`), the turn ends here and the runner
+    starts them as a review run of their own.
+    """
+    if state.review_due:
+        return "__end__"
     if state.run_critic:
         return "critic"
     if state.run_memory_policy:

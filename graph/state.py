@@ -85,6 +85,12 @@ class DuckState(InputState):
     """Whether the critic reviews this turn (fixed when the turn starts)."""
     run_memory_policy: bool = True
     """Whether the memory policy reviews this turn (fixed when the turn starts)."""
+    review_behind: bool = False
+    """The critic and memory policy run behind the answer, as a run of their own
+    (`ducklm.runtime.reviews`): the turn ends at its answer. Off when no runner serves the
+    graph (`langgraph dev`, Studio), where they run in the turn as before."""
+    review_due: bool = False
+    """The turn is answered and its review (critic, memory policy) has yet to run."""
     route: Route | None = None
     """The router's decision for this turn."""
     plan: Plan | None = None
@@ -112,6 +118,10 @@ class DuckState(InputState):
     """The tool result that made this conversation untrusted: from then on nothing that is
     not read-only runs without the person. Set by the tool node, never cleared (the
     content stays in the history the model reads), so it survives restarts and resumes."""
+
+    def review_after_answer(self) -> bool:
+        """Whether the turn's answer is followed by a review run instead of its own nodes."""
+        return self.review_behind and (self.run_critic or self.run_memory_policy)
 
     def __post_init__(self) -> None:
         # LangGraph builds the state with `DuckState(**channels)` for every node and edge,

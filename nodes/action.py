@@ -70,6 +70,7 @@ async def _decide_with_tools(state: DuckState, runtime: Runtime[DuckContext]) ->
     update: dict[str, Any] = {"messages": [message]}
     if answer_streams and is_answer(message):
         update["final"] = message.text
+        update["review_due"] = state.review_after_answer()
     return update
 
 

@@ -59,6 +59,8 @@ async def prepare_turn(state: DuckState, runtime: Runtime[DuckContext]) -> dict[
         # The router may leave the critic out (chit-chat) even when the run allows it.
         "run_critic": rules_route(state, ctx).critique,
         "run_memory_policy": ctx.memory_enabled,
+        "review_behind": ctx.review_behind,
+        "review_due": False,
         "mcp_tools": mcp_tools,
     }
     fresh |= await _summarize_overflow(dataclasses.replace(state, **fresh), runtime)

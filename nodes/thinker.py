@@ -43,7 +43,11 @@ async def write_answer(state: DuckState, runtime: Runtime[DuckContext]) -> dict[
             raise PartialAnswerError from exc
         raise
     answer = "".join(parts).strip() or EMPTY_ANSWER
-    return {"messages": [AIMessage(content=answer)], "final": answer}
+    return {
+        "messages": [AIMessage(content=answer)],
+        "final": answer,
+        "review_due": state.review_after_answer(),
+    }
 
 
 def _notes(state: DuckState, last: AnyMessage | None) -> str:

@@ -90,10 +90,18 @@ class DuckContext:
     """Run the critic after the answer."""
     memory_enabled: bool = True
     """Run the memory policy after the answer."""
+    review_behind: bool = False
+    """Run the critic and memory policy behind the answer, as a review run of their own
+    (`ducklm.runtime.reviews`). Set by the runner's doors; a graph served without the
+    runner (`langgraph dev`, Studio) reviews inside the turn."""
 
-    def for_run(self, *, critic: bool = True, memory: bool = True) -> DuckContext:
+    def for_run(
+        self, *, critic: bool = True, memory: bool = True, review_behind: bool = False
+    ) -> DuckContext:
         """A copy of the context with the per-run switches set."""
-        return dataclasses.replace(self, critic_enabled=critic, memory_enabled=memory)
+        return dataclasses.replace(
+            self, critic_enabled=critic, memory_enabled=memory, review_behind=review_behind
+        )
 
 
 @dataclass(kw_only=True, frozen=True)

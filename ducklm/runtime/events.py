@@ -2,8 +2,10 @@
 
 An event is a JSON-ready dict with a `type` from `EventType`. Nodes emit theirs through
 LangGraph's stream writer (`emit`); the runner adds `run_started`, `approval_requested`,
-`error` and `done`, stamps `thread_id`, `task_id`, `run_id` and a per-thread `seq`, and
-appends every event except `token` and `reasoning` to the audit table.
+`error` and `done` (a review run behind an answered turn: `review_started`, then
+`review_finished` or `review_skipped`), stamps `thread_id`, `task_id`, `run_id` and a
+per-thread `seq`, and appends every event except `token` and `reasoning` to the audit
+table.
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ EventType = Literal[
     "memory_stored",
     "memory_policy_failed",
     "reflection_completed",
+    "review_started",
+    "review_finished",
+    "review_skipped",
     "error",
     "done",
 ]

@@ -31,7 +31,8 @@ from ducklm.runtime.context import Dependencies, DuckContext, open_dependencies
 from ducklm.runtime.episodes import reindex_conversations, turn_loader
 from ducklm.runtime.events import Event, RunStatus
 from ducklm.runtime.recovery import recover_dead_runs
-from ducklm.runtime.runner import GraphOptions, TaskRef, stream_run
+from ducklm.runtime.reviews import Reviews
+from ducklm.runtime.runner import GraphOptions, TaskRef, stream_review, stream_run
 from ducklm.runtime.workspaces import requested_workspace
 from ducklm.stores import (
     ApprovalRule,
@@ -80,6 +81,11 @@ class DuckLM:
         load = turn_loader(graph, str(deps.context.settings.workspace))
         self.episode_writer = None if episodes is None else EpisodeWriter(episodes, load)
         """Indexes each ended run's messages behind it (`ducklm.memory.episodes`)."""
+        review_context = deps.context.for_run(review_behind=True)
+        self.reviews = Reviews(
+            lambda ref: stream_review(graph, ref, context=review_context, stores=deps.stores)
+        )
+        """The critic and memory policy behind each answered turn (`ducklm.runtime.reviews`)."""
 
     @classmethod
     @asynccontextmanager
@@ -110,6 +116,7 @@ class DuckLM:
             try:
                 yield duck
             finally:
+                await duck.reviews.aclose()  # each one stopped is recorded as skipped
                 if duck.episode_writer is not None:  # what is queued lands before closing
                     await duck.episode_writer.aclose()
 
@@ -404,6 +411,7 @@ class DuckLM:
 
     async def forget_thread(self, thread_id: str) -> None:
         """Delete a conversation: checkpoints, tasks, runs, events, episodes (facts stay)."""
+        await self.reviews.cancel(thread_id)  # a review must not write to what is deleted
         await self.graph.checkpointer.adelete_thread(thread_id)  # type: ignore[union-attr]
         await self._deps.stores.conversations.delete(thread_id)
         if self._deps.context.episodes is not None:
@@ -420,6 +428,19 @@ class DuckLM:
         return await reindex_conversations(
             episodes, load, stores.conversations, stores.tasks, progress
         )
+
+    async def reviewed(self, thread_id: str) -> list[Event]:
+        """Wait for the review behind the thread's last answer; its events, in order.
+
+        Empty when the last run was no review (the turn had critic and memory off, or
+        they ran inside it: `DUCK_REVIEW_BEHIND=false`).
+        """
+        await self.reviews.wait(thread_id)
+        stores = self._deps.stores
+        runs = await stores.runs.for_thread(thread_id)
+        if not runs or runs[-1].kind != "review":
+            return []
+        return [r.data for r in await stores.audit.list(thread_id, run_id=runs[-1].run_id)]
 
     async def runs(self, thread_id: str) -> list[RunRecord]:
         """The runs of `thread_id`, oldest first."""
@@ -509,17 +530,22 @@ class DuckLM:
         checkpoint_id: str | None = None,
         options: GraphOptions | None = None,
     ) -> AsyncIterator[Event]:
+        # The previous turn's review reads the conversation as that turn left it: the
+        # next run on the thread starts once it has ended.
+        await self.reviews.wait(thread_id)
         # The switches reach the graph through the context node, which copies them into
         # the state when a turn starts; a resume changes them with a state update instead.
+        behind = self.settings.review_behind
         async for item in stream_run(
             self.graph,
             graph_input,
             thread_id=thread_id,
             task=task,
-            context=self._deps.context.for_run(critic=critic, memory=memory),
+            context=self._deps.context.for_run(critic=critic, memory=memory, review_behind=behind),
             stores=self._deps.stores,
             checkpoint_id=checkpoint_id,
             options=options,
+            reviews=self.reviews.submit,
         ):
             if item["type"] == "done" and self.episode_writer is not None:
                 self.episode_writer.note(thread_id)  # returns at once; indexing follows

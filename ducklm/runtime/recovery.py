@@ -12,6 +12,10 @@ table. The rule stays: a process marks only runs whose owner ran on its own host
 gone; another host's runs count as alive, since only that host can tell. Host names must
 therefore be unique and stable per worker (docs/deployment.md says what to do about a
 host that never comes back).
+
+A dead review run (the critic and memory policy behind an answered turn) is not a turn
+to resume: its turn's task keeps its answer and status, and its audit log ends with a
+`review_skipped` event saying why.
 """
 
 from __future__ import annotations
@@ -61,19 +65,18 @@ async def _mark(run: RunRecord, db: Database, runs: Runs, tasks: Tasks, audit: A
 async def _mark_in(run: RunRecord, runs: Runs, tasks: Tasks, audit: AuditLog) -> bool:
     if not await runs.mark_interrupted(run.run_id, INTERRUPTED_BY_RESTART):
         return False
-    if run.task_id:
-        await tasks.set_status(run.task_id, "interrupted", error=INTERRUPTED_BY_RESTART)
-    await audit.append(
-        run.thread_id,
-        run.run_id,
-        {
+    ids = {"thread_id": run.thread_id, "task_id": run.task_id, "run_id": run.run_id}
+    if run.kind == "review":
+        closing = {"type": "review_skipped", "reason": INTERRUPTED_BY_RESTART, **ids}
+    else:
+        if run.task_id:
+            await tasks.set_status(run.task_id, "interrupted", error=INTERRUPTED_BY_RESTART)
+        closing = {
             "type": "done",
             "status": "interrupted",
             "answer": "",
             "reason": INTERRUPTED_BY_RESTART,
-            "thread_id": run.thread_id,
-            "task_id": run.task_id,
-            "run_id": run.run_id,
-        },
-    )
+            **ids,
+        }
+    await audit.append(run.thread_id, run.run_id, closing)
     return True

@@ -10,11 +10,18 @@ inside `astream`, so a consumer that awaited each audit write there held the gra
 (measured: 1.2 ms of the first token went to writing `route_decided` before the
 action node could start). The first event (with the run's rows) and the last (after
 every buffered one has landed) are written before they are passed on.
+
+A turn whose critic and memory policy run behind the answer (`DuckState.review_due`)
+ends at the answer: `done` comes with it. Its review run is recorded in the same
+transaction as the turn's end, so a process that stops in between leaves a review run
+for recovery to record as skipped, and `stream_review` runs it (`ducklm.runtime.reviews`
+schedules it behind the turn).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -25,6 +32,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, Interrupt
 
 from ducklm.graph.builder import DuckGraph
+from ducklm.graph.routing import route_after_answer
+from ducklm.graph.state import DuckState
 from ducklm.models.errors import describe_failure
 from ducklm.runtime.audit_buffer import AuditBuffer
 from ducklm.runtime.context import DuckContext
@@ -49,6 +58,21 @@ class TaskRef:
     bump_conversation: bool = False
     workspace: str | None = None
 
+
+@dataclass(frozen=True)
+class ReviewRef:
+    """A review run recorded behind an answered turn: its thread, task and run id."""
+
+    thread_id: str
+    task_id: str
+    run_id: str
+
+
+ReviewSink = Callable[[ReviewRef], None]
+"""Receives each review run recorded at a turn's end; must not block or await."""
+
+REVIEW_STOPPED = "stopped before it ended"
+"""Why a cancelled review is recorded as skipped (DuckLM closed, or its thread went)."""
 
 ChunkSink = Callable[[str, Any], None]
 """Receives `(mode, chunk)` of the graph's stream; must not block or await."""
@@ -77,15 +101,18 @@ class GraphOptions:
 class _Run:
     """The bookkeeping of one run: ids, status, answer, and event stamping."""
 
-    def __init__(self, thread_id: str, task: TaskRef, stores: RunStores) -> None:
+    def __init__(
+        self, thread_id: str, task: TaskRef, stores: RunStores, run_id: str | None = None
+    ) -> None:
         self.thread_id = thread_id
         self.task = task
-        self.run_uuid = uuid.uuid4()
+        self.run_uuid = uuid.UUID(run_id) if run_id else uuid.uuid4()
         self.run_id = str(self.run_uuid)
         self.stores = stores
         self.status: RunStatus = "completed"
         self.answer = ""
         self.error: str | None = None
+        self.review_due = False
         self.buffer = AuditBuffer(stores.audit, thread_id, self.run_id)
 
     async def record(self, type_: EventType | str, data: dict[str, Any]) -> Event:
@@ -122,8 +149,12 @@ async def stream_run(
     stores: RunStores,
     checkpoint_id: str | None = None,
     options: GraphOptions | None = None,
+    reviews: ReviewSink | None = None,
 ) -> AsyncIterator[Event]:
     """Run `graph` on `thread_id` as a run of `task` and yield DuckLM events, ending with `done`.
+
+    When the turn ends at its answer with the review still due, its review run is
+    recorded with the turn's end and handed to `reviews` (without one, it is not run).
 
     With `checkpoint_id` the run starts from that earlier checkpoint instead of the
     latest (LangGraph time travel): what follows it runs again, as a fork of the thread.
@@ -166,7 +197,67 @@ async def stream_run(
         log.exception("run %s on thread %s failed", run.run_id, thread_id)
         run.status, run.error = "failed", await describe_failure(exc, context.settings)
         yield run.note("error", {"message": run.error, "fatal": True})
-    yield await _finish(run)
+    review = _review_of(run) if reviews is not None else None
+    done = await _finish(run, review)
+    if review is not None:
+        # Before `done` is passed on: a consumer may stop at `done`, and the review it
+        # recorded as running must still run (and end) rather than hold the thread.
+        cast(ReviewSink, reviews)(review)
+    yield done
+
+
+async def stream_review(
+    graph: DuckGraph, review: ReviewRef, *, context: DuckContext, stores: RunStores
+) -> AsyncIterator[Event]:
+    """Run the critic and memory policy of an answered turn, as the review run `review`.
+
+    Yields `review_started`, the reviewers' events and `review_finished` (status
+    `completed` or `failed`), all audited under the review's run id; the turn's task
+    keeps the status and answer its turn gave it. A cancelled review is recorded as
+    `review_skipped` before the cancellation goes on up.
+    """
+    run = _Run(review.thread_id, TaskRef(review.task_id), stores, run_id=review.run_id)
+    config = _config(run, GraphOptions())
+    try:  # from the first write: the review's row is running until one of the ends lands
+        started = await run.record("review_started", {})
+        run.buffer.start_after(started["seq"])
+        yield started
+        first = await _first_reviewer(graph, config)
+        if first is not None:
+            command: Command[Any] = Command(goto=first, update={"review_due": False})
+            async for mode, chunk in graph.astream(
+                command, config, context=context, stream_mode=["custom", "updates"]
+            ):
+                for item in _translate(run, mode, chunk):
+                    yield run.note(item["type"], item)
+    except asyncio.CancelledError:
+        run.status = "cancelled"
+        await asyncio.shield(_finish_review(run, REVIEW_STOPPED))
+        raise
+    except Exception as exc:  # a failed review is recorded; the answer stands
+        log.exception("review %s on thread %s failed", run.run_id, review.thread_id)
+        run.status, run.error = "failed", await describe_failure(exc, context.settings)
+        yield run.note("error", {"message": run.error, "fatal": False})
+    yield await _finish_review(run)
+
+
+async def _first_reviewer(graph: DuckGraph, config: RunnableConfig) -> str | None:
+    """The review's first node from the thread's state (the answer's own routing), if due."""
+    values = (await graph.aget_state(config)).values
+    if not values.get("review_due"):
+        return None  # reviewed already (or the thread moved on): nothing to do
+    state = DuckState(**{k: v for k, v in values.items() if k in _STATE_FIELDS})
+    first = route_after_answer(dataclasses.replace(state, review_due=False))
+    return None if first == "__end__" else first
+
+
+_STATE_FIELDS = frozenset(f.name for f in dataclasses.fields(DuckState))
+
+
+def _review_of(run: _Run) -> ReviewRef | None:
+    if run.status != "completed" or not run.review_due:
+        return None
+    return ReviewRef(run.thread_id, run.task.task_id, str(uuid.uuid4()))
 
 
 def _config(run: _Run, options: GraphOptions) -> RunnableConfig:
@@ -200,14 +291,25 @@ async def _start(run: _Run) -> Event:
     return started
 
 
-async def _finish(run: _Run) -> Event:
+async def _finish(run: _Run, review: ReviewRef | None = None) -> Event:
     stores = run.stores
     answer = run.answer or None
     await run.buffer.flush()  # `done` is the last event, in the table as on the wire
     async with stores.db.transaction():
         await stores.runs.finish(run.run_id, run.status, answer=answer, error=run.error)
         await stores.tasks.set_status(run.task.task_id, run.status, answer=answer, error=run.error)
+        if review is not None:  # with the turn's end, so no stop in between can lose it
+            await stores.runs.start(review.run_id, run.thread_id, review.task_id, kind="review")
         return await run.record("done", {"status": run.status, "answer": run.answer})
+
+
+async def _finish_review(run: _Run, skipped: str | None = None) -> Event:
+    await run.buffer.flush()
+    async with run.stores.db.transaction():
+        await run.stores.runs.finish(run.run_id, run.status, error=skipped or run.error)
+        if skipped is not None:
+            return await run.record("review_skipped", {"reason": skipped})
+        return await run.record("review_finished", {"status": run.status})
 
 
 def _translate(run: _Run, mode: str, chunk: Any) -> list[Event]:
@@ -221,6 +323,7 @@ def _translate(run: _Run, mode: str, chunk: Any) -> list[Event]:
     for update in chunk.values():  # the thinker, or the action role when it answered
         if isinstance(update, dict) and update.get("final"):
             run.answer = update["final"]
+            run.review_due = bool(update.get("review_due"))
     return []
 
 

@@ -11,7 +11,11 @@ import psycopg
 from ducklm.runtime.owner import ProcessOwner
 from ducklm.stores.db import Database, ThreadRunning
 
-_COLUMNS = "run_id, thread_id, status, started_at, finished_at, answer, error, task_id"
+_COLUMNS = (
+    "run_id, thread_id, status, started_at, finished_at, answer, error, task_id, "
+    # A row from before review runs existed has no kind: every such run was a turn.
+    "COALESCE(kind, 'turn')"
+)
 
 
 @dataclass(frozen=True)
@@ -26,6 +30,8 @@ class RunRecord:
     answer: str | None
     error: str | None
     task_id: str | None
+    kind: str = "turn"
+    """`turn`, or `review`: the critic and memory policy run behind a turn's answer."""
 
 
 class Runs:
@@ -39,8 +45,8 @@ class Runs:
         self._db = db
         self.owner = owner
 
-    async def start(self, run_id: str, thread_id: str, task_id: str) -> None:
-        """Record that `run_id` of `task_id` started on `thread_id`.
+    async def start(self, run_id: str, thread_id: str, task_id: str, *, kind: str = "turn") -> None:
+        """Record that `run_id` of `task_id` started on `thread_id`; `kind` as in `RunRecord`.
 
         Raises:
             ThreadRunning: Another run of the thread is recorded as running; a unique
@@ -48,9 +54,9 @@ class Runs:
         """
         try:
             await self._db.execute(
-                "INSERT INTO runs (run_id, thread_id, status, started_at, task_id, owner) "
-                "VALUES (?, ?, 'running', ?, ?, ?)",
-                (run_id, thread_id, time.time(), task_id, self.owner and self.owner.token()),
+                "INSERT INTO runs (run_id, thread_id, status, started_at, task_id, owner, kind) "
+                "VALUES (?, ?, 'running', ?, ?, ?, ?)",
+                (run_id, thread_id, time.time(), task_id, self.owner and self.owner.token(), kind),
             )
         except (sqlite3.IntegrityError, psycopg.errors.UniqueViolation):
             raise ThreadRunning(f"conversation {thread_id!r} is already running a task") from None

@@ -192,6 +192,8 @@ def _migrate(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE runs ADD COLUMN owner TEXT")
     if "cancel_requested" not in columns:  # runs before another process could cancel them
         conn.execute("ALTER TABLE runs ADD COLUMN cancel_requested REAL")
+    if "kind" not in columns:  # runs before reviews ran behind the answer: all turns
+        conn.execute("ALTER TABLE runs ADD COLUMN kind TEXT")
 
 
 def _one_running_run(conn: sqlite3.Connection) -> None:

@@ -110,7 +110,17 @@ def server_settings(settings: Settings) -> Settings:
 
 
 @pytest.fixture(params=["browser", "passthrough"])
-async def ui(request: pytest.FixtureRequest, served: Served) -> AsyncIterator[ChatUI]:
+async def ui(
+    request: pytest.FixtureRequest, served: Served, llm: ScriptedLLM
+) -> AsyncIterator[ChatUI]:
+    # The reviewers run behind each answer, when they will: their replies must not be
+    # the ones queued for the session's next turn.
+    llm.set_schema_replies(
+        {
+            "Critique": reply(json.dumps({"score": 0.8, "summary": "fine"})),
+            "MemoryProposal": reply(json.dumps({"should_store": False})),
+        }
+    )
     client = await asyncio.to_thread(httpx.AsyncClient, base_url=served.url, timeout=30)
     async with client:
         yield ChatUI(client, served.token, browser=request.param == "browser")

@@ -68,8 +68,11 @@ async def test_skills_and_experience(served: Served, llm: ScriptedLLM) -> None:
         "score": 0.7, "summary": "fine", "what_worked": ["short"], "what_failed": [],
         "reusable_lesson": "keep it short", "suggested_skill_patch": None, "confidence": 0.6,
     }  # fmt: skip
-    llm.script(reply("Paris."), reply(json.dumps(reflection)))
-    await client.post("/v1/chat", json={"message": "capital of France?", "memory": False})
+    llm.script(reply("Paris."), reply(json.dumps(reflection)), reply("You're welcome."))
+    asked = await client.post("/v1/chat", json={"message": "capital of France?", "memory": False})
+    # The critic runs behind the answer; the next message on the thread waits for it.
+    thread = {"conversation_id": asked.json()["conversation_id"], "critic": False, "memory": False}
+    await client.post("/v1/chat", json={"message": "thanks", **thread})
     (record,) = (await client.get("/v1/experience")).json()
     assert record["lesson"] == "keep it short"
 

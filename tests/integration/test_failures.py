@@ -68,9 +68,11 @@ async def test_a_failing_critic_never_loses_the_answer(duck: DuckLM, llm: Script
     result = await duck.run("what do ducks eat?")
     assert result.status == "completed"
     assert result.answer == "Here is your answer."
-    failures = [(e["type"], e["stage"]) for e in result.events if "stage" in e]
+    reviewed = await duck.reviewed(result.thread_id)  # the reviewers run behind the answer
+    failures = [(e["type"], e["stage"]) for e in reviewed if "stage" in e]
     assert failures == [("error", "critic"), ("memory_policy_failed", "memory_policy")]
-    assert all(e["fatal"] is False for e in result.events if "stage" in e)
+    assert all(e["fatal"] is False for e in reviewed if "stage" in e)
+    assert reviewed[-1]["type"] == "review_finished"
     messages = await duck.messages(result.thread_id)
     assert messages[-1].text == "Here is your answer."
 
@@ -100,7 +102,8 @@ async def test_critic_output_lands_as_experience_and_a_proposal(
     )
     result = await duck.run("capital of France?")
     assert result.status == "completed"
-    (event,) = [e for e in result.events if e["type"] == "reflection_completed"]
+    reviewed = await duck.reviewed(result.thread_id)
+    (event,) = [e for e in reviewed if e["type"] == "reflection_completed"]
     assert event["score"] == pytest.approx(0.9)
     (record,) = await duck.context.experience.list(thread_id=result.thread_id)
     assert record.lesson == "answer fact questions in one line"
@@ -130,9 +133,11 @@ async def test_a_reviewer_that_keeps_failing_is_shown_once_with_why(
         *[reply("Answer two."), reply("not json"), reply('{"should_store": "maybe"}')],
     )
     first = await duck.run("what do ducks eat?", thread_id="t")
+    first_review = await duck.reviewed("t")
     second = await duck.run("and geese?", thread_id="t")
+    second_review = await duck.reviewed("t")
     assert (first.status, second.status) == ("completed", "completed")
-    shown = [e for e in first.events if "stage" in e]
+    shown = [e for e in first_review if "stage" in e]
     assert [(e["stage"], e["fatal"]) for e in shown] == [
         ("critic", False),
         ("memory_policy", False),
@@ -140,7 +145,8 @@ async def test_a_reviewer_that_keeps_failing_is_shown_once_with_why(
     assert "Why: the reply is not valid JSON" in shown[0]["message"]
     assert "should_store" in shown[1]["message"]
     # The same failures on the next turn of the conversation are only logged.
-    assert not [e for e in second.events if "stage" in e]
+    assert not [e for e in second_review if "stage" in e]
+    assert second_review[0]["type"] == "review_started"
     assert second.answer == "Answer two."
 
 
@@ -151,5 +157,6 @@ async def test_a_score_out_of_ten_is_read_on_the_unit_scale(duck: DuckLM, llm: S
         reply('{"should_store": false}'),
     )
     result = await duck.run("what do ducks eat?")
-    (reflection,) = [e for e in result.events if e["type"] == "reflection_completed"]
+    reviewed = await duck.reviewed(result.thread_id)
+    (reflection,) = [e for e in reviewed if e["type"] == "reflection_completed"]
     assert reflection["score"] == 0.8

@@ -150,6 +150,7 @@ async def test_every_role_limits_its_reply_with_max_tokens(
     llm.set_responder(answer)
     async with DuckLM.open(settings.model_copy(update={"models_config": models})) as duck:
         result = await duck.run("say quack")
+        await duck.reviewed(result.thread_id)  # the critic and memory policy, behind it
     assert result.status == "completed"
     sent = [(r["messages"][0]["content"].split(".")[0], r.get("max_tokens")) for r in llm.requests]
     limits = {limit for _, limit in sent}

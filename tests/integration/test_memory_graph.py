@@ -59,8 +59,9 @@ async def test_a_fact_told_once_is_recalled_in_a_new_conversation(
     duck: DuckLM, llm: ScriptedLLM, roles: Roles
 ) -> None:
     roles.memory.append(fact("The user's sister Ana lives in Porto"))
-    told = await duck.run("Remember: my sister Ana lives in Porto.", thread_id="a")
-    (stored,) = [e for e in told.events if e["type"] == "memory_stored"]
+    await duck.run("Remember: my sister Ana lives in Porto.", thread_id="a")
+    # The memory policy runs behind the answer; conversation b does not wait for a's.
+    (stored,) = [e for e in await duck.reviewed("a") if e["type"] == "memory_stored"]
     assert stored["scope"] == "global"
 
     asked = await duck.run("Which city is Ana's home?", thread_id="b")
@@ -74,7 +75,8 @@ async def test_a_fact_told_once_is_recalled_in_a_new_conversation(
 async def test_secrets_are_refused_and_not_repeated(duck: DuckLM, roles: Roles) -> None:
     roles.memory.append(fact("The user's wifi password is duckpond-1234"))
     result = await duck.run("my wifi password is duckpond-1234, keep it")
-    (decision,) = [e for e in result.events if e["type"] == "memory_policy_decision"]
+    reviewed = await duck.reviewed(result.thread_id)
+    (decision,) = [e for e in reviewed if e["type"] == "memory_policy_decision"]
     assert decision["action"] == "skip"
     assert decision["reason"].startswith("refused")
     assert decision["text"] == ""
@@ -94,7 +96,8 @@ async def test_a_duplicate_updates_and_a_contradiction_supersedes(
     actions = []
     for message in ("Ana lives in Porto", "Again: Ana lives in Porto", "Ana moved to Lisbon"):
         result = await duck.run(message)
-        (decision,) = [e for e in result.events if e["type"] == "memory_policy_decision"]
+        reviewed = await duck.reviewed(result.thread_id)
+        (decision,) = [e for e in reviewed if e["type"] == "memory_policy_decision"]
         actions.append(decision["action"])
     assert actions == ["store", "update", "supersede"]
     memory = duck.context.memory
@@ -121,6 +124,7 @@ async def test_without_qdrant_recall_degrades_to_keywords(
 ) -> None:
     roles.memory.append(fact("The user's sister Ana lives in Porto"))
     await no_qdrant.run("Remember: Ana lives in Porto.", thread_id="a")
+    await no_qdrant.reviewed("a")
     result = await no_qdrant.run("Where does Ana live?", thread_id="b")
     assert result.status == "completed"
     warnings = [e for e in result.events if e.get("stage") == "recall"]

@@ -157,9 +157,10 @@ class ScriptedLLM:
     The server starts on `127.0.0.1` with an OS-assigned port as soon as the
     object is created; use it as a context manager (`with ScriptedLLM() as
     llm:`) or call `close()`. Each chat-completions request is answered by, in
-    order of precedence: the responder (`set_responder`), the next queued reply
-    (`script`), the default reply (`set_default`); with none of them the
-    server answers HTTP 500 "scripted server: no reply scripted for request #N".
+    order of precedence: a reply for its JSON schema (`set_schema_replies`), the
+    responder (`set_responder`), the next queued reply (`script`), the default
+    reply (`set_default`); with none of them the server answers HTTP 500
+    "scripted server: no reply scripted for request #N".
 
     Only one choice is ever returned, whatever the request's `n`. Token counts
     in `usage` are whitespace-word counts, good enough to be non-zero and
@@ -182,6 +183,7 @@ class ScriptedLLM:
         self._queue: collections.deque[Reply] = collections.deque()
         self._default: Reply | None = None
         self._responder: Responder | None = None
+        self._by_schema: dict[str, Reply] = {}
         # Serialises request numbering with picking a reply, so request #N
         # always gets the N-th queued reply; only server threads take it,
         # which keeps the test's event loop from ever waiting on it.
@@ -224,6 +226,18 @@ class ScriptedLLM:
             reply: The fallback reply, or None to answer HTTP 500 instead.
         """
         self._default = reply
+
+    def set_schema_replies(self, replies: dict[str, Reply]) -> None:
+        """Answer requests for these JSON schemas (by name) with these replies, always.
+
+        They take precedence over the queue and the responder, so replies a test
+        queues for its turns are not taken by a reviewer (the critic's `Critique`, the
+        memory policy's `MemoryProposal`) that runs behind the answer at its own time.
+
+        Args:
+            replies: Reply per `response_format.json_schema.name`; empty restores the queue.
+        """
+        self._by_schema = dict(replies)
 
     def set_responder(self, fn: Responder | None) -> None:
         """Compute replies from the request instead of taking them from the queue.
@@ -275,7 +289,9 @@ class ScriptedLLM:
             self.requests.append(body)
             number = len(self.requests)
             responder = self._responder
-            chosen: Reply | None = None
+            chosen: Reply | None = self._by_schema.get(_schema_name(body) or "")
+            if chosen is not None:
+                return number, chosen
             if responder is None:
                 try:
                     chosen = self._queue.popleft()
@@ -297,6 +313,13 @@ class ScriptedLLM:
 
 
 EMBEDDING_DIMS = 384
+
+
+def _schema_name(body: JSONDict) -> str | None:
+    fmt = body.get("response_format")
+    schema = fmt.get("json_schema") if isinstance(fmt, dict) else None
+    name = schema.get("name") if isinstance(schema, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def embedding(text: str) -> list[float]:
