@@ -65,6 +65,12 @@ def fold_turn(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     same instead of an answer (SmolLM2 answered 'List the files' with
     '[calling tools: list_dir(...)]'); with the results inside the request it answers
     from them.
+
+    The earlier turns are left out of it: given them, SmolLM2 copied its previous answers
+    into the new one (five requests typed into one web chat conversation: from the second
+    on, every answer repeated the first's text after or instead of the results). The
+    action role read the history and chose the calls; the results are what the answer
+    needs.
     """
     start = next(
         (i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], HumanMessage)),
@@ -77,7 +83,7 @@ def fold_turn(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
         return list(messages)
     text = "\n\n".join(m.text for m in as_text(results))
     folded = FOLDED.format(request=messages[start].text, results=text)
-    return [*messages[:start], HumanMessage(content=folded)]
+    return [HumanMessage(content=folded)]
 
 
 def observations_text(observations: Sequence[dict[str, object]]) -> str:
