@@ -15,6 +15,7 @@ every buffered one has landed) are written before they are passed on.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -27,8 +28,9 @@ from langgraph.types import Command, Interrupt
 from ducklm.graph.builder import DuckGraph
 from ducklm.models.errors import describe_failure
 from ducklm.runtime.audit_buffer import AuditBuffer
+from ducklm.runtime.channel import GraphChunk, RunChannel
 from ducklm.runtime.context import DuckContext
-from ducklm.runtime.events import UNAUDITED, Event, EventType, RunStatus, event, is_event
+from ducklm.runtime.events import UNAUDITED, Event, EventType, RunStatus, event
 from ducklm.stores import RunStores
 from ducklm.tools.hitl import is_password_request
 
@@ -141,32 +143,54 @@ async def stream_run(
     yield await _start(run)
     options = options or GraphOptions(checkpoint_id=checkpoint_id)
     watched = options.watch_modes if options.watch is not None else frozenset()
+    channel = RunChannel()
+    # The input is a dict or a Command; the graph coerces it to its input schema. The
+    # nodes' events come through the channel, so the graph streams no `custom` mode.
+    chunks = graph.astream(
+        cast(Any, graph_input),
+        _config(run, options),
+        context=dataclasses.replace(context, events=channel.put),
+        stream_mode=sorted({"updates", *watched}),  # type: ignore[arg-type]
+        interrupt_before=options.interrupt_before,
+        interrupt_after=options.interrupt_after,
+    )
+    pump = asyncio.create_task(channel.pump(chunks), name=f"ducklm-run-{run.run_id}")
     try:
-        # The input is a dict or a Command; the graph coerces it to its input schema.
-        async for mode, chunk in graph.astream(
-            cast(Any, graph_input),
-            _config(run, options),
-            context=context,
-            stream_mode=sorted({"custom", "updates", *watched}),  # type: ignore[arg-type]
-            interrupt_before=options.interrupt_before,
-            interrupt_after=options.interrupt_after,
-        ):
-            if mode in watched:
-                cast(ChunkSink, options.watch)(mode, chunk)
-            if mode not in ("custom", "updates"):
-                continue
-            for item in _translate(run, mode, chunk):
+        async for item in channel.items():
+            if isinstance(item, GraphChunk):
+                for found in _chunk(run, item, options, watched):
+                    yield run.note(found["type"], found)
+            else:
                 yield run.note(item["type"], item)
     except asyncio.CancelledError:
         run.status = "cancelled"
         # Shielded: the bookkeeping must land although this task is being cancelled.
-        await asyncio.shield(_finish(run))
+        await asyncio.shield(_cancelled(pump, run))
         raise
     except Exception as exc:  # a failed run is reported, never raised at the person
         log.exception("run %s on thread %s failed", run.run_id, thread_id)
         run.status, run.error = "failed", await describe_failure(exc, context.settings)
         yield run.note("error", {"message": run.error, "fatal": True})
+    finally:
+        if not pump.done():  # the reader left early (closed the stream): stop the graph too
+            pump.cancel()
+            await asyncio.wait([pump])
     yield await _finish(run)
+
+
+def _chunk(
+    run: _Run, chunk: GraphChunk, options: GraphOptions, watched: frozenset[str]
+) -> list[Event]:
+    if chunk.mode in watched:
+        cast(ChunkSink, options.watch)(chunk.mode, chunk.data)
+    return _translate(run, chunk.data) if chunk.mode == "updates" else []
+
+
+async def _cancelled(pump: asyncio.Task[None], run: _Run) -> Event:
+    """Stop the graph, wait until it has stopped, then record the run as cancelled."""
+    pump.cancel()
+    await asyncio.wait([pump])
+    return await _finish(run)
 
 
 def _config(run: _Run, options: GraphOptions) -> RunnableConfig:
@@ -210,9 +234,7 @@ async def _finish(run: _Run) -> Event:
         return await run.record("done", {"status": run.status, "answer": run.answer})
 
 
-def _translate(run: _Run, mode: str, chunk: Any) -> list[Event]:
-    if mode == "custom":
-        return [dict(chunk)] if is_event(chunk) else []
+def _translate(run: _Run, chunk: Any) -> list[Event]:
     if not isinstance(chunk, dict):
         return []
     if "__interrupt__" in chunk:
