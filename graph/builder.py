@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from functools import wraps
-from typing import Any
+from typing import Any, TypeVar
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -45,6 +45,7 @@ from ducklm.runtime.context import DuckContext, RunSwitches
 
 Node = Callable[[DuckState, Runtime[DuckContext]], Awaitable[dict[str, Any]]]
 DuckGraph = CompiledStateGraph[DuckState, DuckContext, InputState, DuckState]
+R = TypeVar("R")
 
 
 def build_graph(
@@ -93,16 +94,32 @@ def build_graph(
     # route, context and recall are one node, `context` (`turn_start.py`): as three
     # tasks of one superstep each cost LangGraph's per-task plumbing and checkpoint writes.
     builder.add_edge(START, "context")
-    builder.add_conditional_edges("context", route_after_context)
+    builder.add_conditional_edges("context", _on_loop(route_after_context))
     builder.add_edge("planner", "action")
-    builder.add_conditional_edges("action", route_after_action)
+    builder.add_conditional_edges("action", _on_loop(route_after_action))
     builder.add_edge("coder", "tool")
-    builder.add_conditional_edges("tool", route_after_tool)
-    builder.add_conditional_edges("step_review", route_after_step)
-    builder.add_conditional_edges("thinker", route_after_answer)
-    builder.add_conditional_edges("critic", route_after_critic)
+    builder.add_conditional_edges("tool", _on_loop(route_after_tool))
+    builder.add_conditional_edges("step_review", _on_loop(route_after_step))
+    builder.add_conditional_edges("thinker", _on_loop(route_after_answer))
+    builder.add_conditional_edges("critic", _on_loop(route_after_critic))
     builder.add_edge("memory_policy", END)
     return builder
+
+
+def _on_loop(route: Callable[[DuckState], R]) -> Callable[[DuckState], Awaitable[R]]:
+    """`route` as a coroutine function, so it runs on the event loop.
+
+    An async graph runs a plain routing function in a worker thread (LangGraph wraps it
+    in `run_in_executor`): a thread hop and two wake-ups for each edge taken, four a
+    turn, for a function that only reads the state. `wraps` keeps its `Literal` return
+    type, from which LangGraph reads the edge's destinations.
+    """
+
+    @wraps(route)
+    async def on_loop(state: DuckState) -> R:
+        return route(state)
+
+    return on_loop
 
 
 def _with_default_context(node: Node, default: DuckContext) -> Node:

@@ -11,10 +11,11 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ducklm.config.settings import Settings
 from ducklm.learning.skills import SkillRegistry, default_skills_dir
@@ -94,6 +95,9 @@ class DuckContext:
     """Run the critic and memory policy behind the answer, as a review run of their own
     (`ducklm.runtime.reviews`). Set by the runner's doors; a graph served without the
     runner (`langgraph dev`, Studio) reviews inside the turn."""
+    events: Callable[[dict[str, Any]], None] | None = None
+    """Where `emit` sends the nodes' events: the run's channel under DuckLM's runner
+    (`ducklm.runtime.channel`); `None` sends them to LangGraph's `custom` stream."""
 
     def for_run(
         self, *, critic: bool = True, memory: bool = True, review_behind: bool = False

@@ -1,11 +1,12 @@
 """The event vocabulary shared by the CLI, the library and the SSE server.
 
-An event is a JSON-ready dict with a `type` from `EventType`. Nodes emit theirs through
-LangGraph's stream writer (`emit`); the runner adds `run_started`, `approval_requested`,
-`error` and `done` (a review run behind an answered turn: `review_started`, then
-`review_finished` or `review_skipped`), stamps `thread_id`, `task_id`, `run_id` and a
-per-thread `seq`, and appends every event except `token` and `reasoning` to the audit
-table.
+An event is a JSON-ready dict with a `type` from `EventType`. Nodes emit theirs with
+`emit`: into the run's channel under DuckLM's runner (`ducklm.runtime.channel`), through
+LangGraph's stream writer (`custom` mode) elsewhere (Studio, `langgraph dev`). The runner
+adds `run_started`, `approval_requested`, `error` and `done` (a review run behind an
+answered turn: `review_started`, then `review_finished` or `review_skipped`), stamps
+`thread_id`, `task_id`, `run_id` and a per-thread `seq`, and appends every event except
+`token` and `reasoning` to the audit table.
 """
 
 from __future__ import annotations
@@ -58,10 +59,6 @@ def event(type_: EventType, **data: Any) -> Event:
 
 
 def emit(runtime: Runtime[Any], type_: EventType, **data: Any) -> None:
-    """Send an event from inside a node to whoever streams the run (`custom` mode)."""
-    runtime.stream_writer(event(type_, **data))
-
-
-def is_event(value: object) -> bool:
-    """Whether a `custom` stream item is one of DuckLM's events."""
-    return isinstance(value, dict) and value.get("type") in EVENT_TYPES
+    """Send an event from inside a node to whoever streams the run."""
+    sink = getattr(runtime.context, "events", None)
+    (sink or runtime.stream_writer)(event(type_, **data))

@@ -21,10 +21,11 @@ schedules it behind the turn).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -36,8 +37,9 @@ from ducklm.graph.routing import route_after_answer
 from ducklm.graph.state import DuckState
 from ducklm.models.errors import describe_failure
 from ducklm.runtime.audit_buffer import AuditBuffer
+from ducklm.runtime.channel import GraphChunk, RunChannel
 from ducklm.runtime.context import DuckContext
-from ducklm.runtime.events import UNAUDITED, Event, EventType, RunStatus, event, is_event
+from ducklm.runtime.events import UNAUDITED, Event, EventType, RunStatus, event
 from ducklm.stores import RunStores
 from ducklm.tools.hitl import is_password_request
 
@@ -171,23 +173,14 @@ async def stream_run(
     run = _Run(thread_id, task, stores)
     yield await _start(run)
     options = options or GraphOptions(checkpoint_id=checkpoint_id)
-    watched = options.watch_modes if options.watch is not None else frozenset()
     try:
         # The input is a dict or a Command; the graph coerces it to its input schema.
-        async for mode, chunk in graph.astream(
-            cast(Any, graph_input),
-            _config(run, options),
-            context=context,
-            stream_mode=sorted({"custom", "updates", *watched}),  # type: ignore[arg-type]
-            interrupt_before=options.interrupt_before,
-            interrupt_after=options.interrupt_after,
-        ):
-            if mode in watched:
-                cast(ChunkSink, options.watch)(mode, chunk)
-            if mode not in ("custom", "updates"):
-                continue
-            for item in _translate(run, mode, chunk):
-                yield run.note(item["type"], item)
+        graph_run = _graph_events(
+            run, graph, cast(Any, graph_input), _config(run, options), context, options=options
+        )
+        async with contextlib.aclosing(graph_run) as items:
+            async for item in items:
+                yield item
     except asyncio.CancelledError:
         run.status = "cancelled"
         # Shielded: the bookkeeping must land although this task is being cancelled.
@@ -225,11 +218,10 @@ async def stream_review(
         first = await _first_reviewer(graph, config)
         if first is not None:
             command: Command[Any] = Command(goto=first, update={"review_due": False})
-            async for mode, chunk in graph.astream(
-                command, config, context=context, stream_mode=["custom", "updates"]
-            ):
-                for item in _translate(run, mode, chunk):
-                    yield run.note(item["type"], item)
+            graph_run = _graph_events(run, graph, command, config, context, options=GraphOptions())
+            async with contextlib.aclosing(graph_run) as items:
+                async for item in items:
+                    yield item
     except asyncio.CancelledError:
         run.status = "cancelled"
         await asyncio.shield(_finish_review(run, REVIEW_STOPPED))
@@ -258,6 +250,54 @@ def _review_of(run: _Run) -> ReviewRef | None:
     if run.status != "completed" or not run.review_due:
         return None
     return ReviewRef(run.thread_id, run.task.task_id, str(uuid.uuid4()))
+
+
+def _chunk(
+    run: _Run, chunk: GraphChunk, options: GraphOptions, watched: frozenset[str]
+) -> list[Event]:
+    if chunk.mode in watched:
+        cast(ChunkSink, options.watch)(chunk.mode, chunk.data)
+    return _translate(run, chunk.data) if chunk.mode == "updates" else []
+
+
+async def _graph_events(
+    run: _Run,
+    graph: DuckGraph,
+    graph_input: Any,
+    config: RunnableConfig,
+    context: DuckContext,
+    *,
+    options: GraphOptions,
+) -> AsyncGenerator[Event, None]:
+    """The graph's run as `run`'s events: the nodes' through the channel, the rest translated.
+
+    The graph runs in a task of its own feeding the channel (`ducklm.runtime.channel`);
+    when the reader stops (done, failed, cancelled or closed early) the task is stopped
+    and waited for, so no node runs on after the run's bookkeeping.
+    """
+    watched = options.watch_modes if options.watch is not None else frozenset()
+    channel = RunChannel()
+    # The nodes' events come through the channel, so the graph streams no `custom` mode.
+    chunks = graph.astream(
+        graph_input,
+        config,
+        context=dataclasses.replace(context, events=channel.put),
+        stream_mode=sorted({"updates", *watched}),  # type: ignore[arg-type]
+        interrupt_before=options.interrupt_before,
+        interrupt_after=options.interrupt_after,
+    )
+    pump = asyncio.create_task(channel.pump(chunks), name=f"ducklm-run-{run.run_id}")
+    try:
+        async for item in channel.items():
+            if isinstance(item, GraphChunk):
+                for found in _chunk(run, item, options, watched):
+                    yield run.note(found["type"], found)
+            else:
+                yield run.note(item["type"], item)
+    finally:
+        if not pump.done():
+            pump.cancel()
+            await asyncio.wait([pump])
 
 
 def _config(run: _Run, options: GraphOptions) -> RunnableConfig:
@@ -312,9 +352,7 @@ async def _finish_review(run: _Run, skipped: str | None = None) -> Event:
         return await run.record("review_finished", {"status": run.status})
 
 
-def _translate(run: _Run, mode: str, chunk: Any) -> list[Event]:
-    if mode == "custom":
-        return [dict(chunk)] if is_event(chunk) else []
+def _translate(run: _Run, chunk: Any) -> list[Event]:
     if not isinstance(chunk, dict):
         return []
     if "__interrupt__" in chunk:
