@@ -51,11 +51,6 @@ class Reviews:
         if task is not None:
             await asyncio.wait({task})
 
-    async def wait_all(self) -> None:
-        """Return once every review going on now has ended."""
-        if self._going:
-            await asyncio.wait(set(self._going.values()))
-
     async def cancel(self, thread_id: str) -> None:
         """Stop `thread_id`'s review, if any (recorded as skipped), and wait for its end."""
         task = self._going.get(thread_id)
@@ -74,9 +69,8 @@ class Reviews:
         try:
             async for _ in self._run(review):
                 pass  # every event is audited by the run; nobody follows a review live
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # the runner records its failures; this is what escaped it
+        # The runner records its failures (and a cancel, as skipped); this is what escaped it.
+        except Exception:
             log.exception("review %s of thread %s failed", review.run_id, review.thread_id)
 
     def _forget(self, thread_id: str, done: asyncio.Task[None]) -> None:
