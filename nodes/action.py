@@ -2,7 +2,8 @@
 
 Every step ends with an `action_decided` event (`ducklm/turn/action_decision.py`). When
 the router found a rule shortcut for the request (`Route.shortcut`), the turn's first
-step is that call, made without asking the model (`shortcut` in the event).
+step is that call, made without asking the model (`shortcut` in the event); for the
+`NO_TOOL` shortcut it is no call, and the thinker answers.
 """
 
 from __future__ import annotations
@@ -27,15 +28,21 @@ from ducklm.runtime.events import emit
 from ducklm.turn.action_decision import report_decision, report_message
 from ducklm.turn.planning.text import step_brief
 from ducklm.turn.prompting.messages import offered_tools, role_messages
+from ducklm.turn.shortcuts import NO_TOOL
 
 
 async def decide_action(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
     """Call the action role once; the tool calls it asks for go to the tool node."""
     ctx = runtime.context
     mode = ctx.models.config("action").tool_mode
-    if (call := shortcut_call(state, ctx)) is not None:
+    shortcut = state.route.shortcut if state.route is not None else None
+    if shortcut is not None and shortcut.tool == NO_TOOL and first_step(state):
+        # The rules are sure no tool is needed: the thinker answers, no directive asked.
+        report_decision(runtime, mode=mode, calls=[], text="", in_step=False, shortcut=True)
+        update: dict[str, Any] = {}
+    elif (call := shortcut_call(state, ctx)) is not None:
         report_decision(runtime, mode=mode, calls=[call], text="", in_step=False, shortcut=True)
-        update: dict[str, Any] = {"messages": [AIMessage(content="", tool_calls=[call])]}
+        update = {"messages": [AIMessage(content="", tool_calls=[call])]}
     elif mode == "json":
         update = await decide_with_directive(state, runtime)
     else:
@@ -77,12 +84,17 @@ async def _decide_with_tools(state: DuckState, runtime: Runtime[DuckContext]) ->
 def shortcut_call(state: DuckState, ctx: DuckContext) -> ToolCall | None:
     """The router's shortcut as a tool call, at the turn's first step and when offered."""
     shortcut = state.route.shortcut if state.route is not None else None
-    if shortcut is None or state.step or state.current_step:
+    if shortcut is None or shortcut.tool == NO_TOOL or not first_step(state):
         return None
     if offered_tools(state, ctx).get(shortcut.tool) is None:
         return None
     call_id = f"call_{uuid.uuid4().hex[:12]}"
     return ToolCall(name=shortcut.tool, args=dict(shortcut.args), id=call_id, type="tool_call")
+
+
+def first_step(state: DuckState) -> bool:
+    """The turn's first action step, outside any plan step: where a shortcut applies."""
+    return not state.step and not state.current_step
 
 
 def is_answer(message: BaseMessage) -> bool:

@@ -75,6 +75,7 @@ def rules_route(state: DuckState, ctx: DuckContext) -> Route:
         # Models that call tools natively pick these calls well and may combine them;
         # shortcuts are for the ones that write JSON directives.
         shortcuts=ctx.models.config("action").tool_mode == "json",
+        other_tools=bool(ctx.mcp.servers),
     )
     return _decide(latest_request(state.messages), facts)
 

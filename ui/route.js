@@ -26,7 +26,9 @@ export function routeLine(event) {
     : [h("span", { class: "route-chip", testid: "route-chip", text: "Direct" })];
   if (event.shortcut) {
     // The rules made the call themselves: say which tool, and why, like the decisions.
-    const text = `Shortcut: ${event.shortcut.tool}`;
+    // "answer" is their word for no call at all: the thinker answers.
+    const tool = event.shortcut.tool === "answer" ? "no tool" : event.shortcut.tool;
+    const text = `Shortcut: ${tool}`;
     chips.push(h("span", { class: "route-chip", testid: "route-chip", text }));
   }
   const undecided = new Set(event.undecided ?? []);

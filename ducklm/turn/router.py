@@ -16,7 +16,9 @@ order; the `route_decided` event shows them):
 Beside them, where `RouteFacts.shortcuts` allows (an action role without native tool
 calls), a request whose tool and arguments are certain from its text alone gets a
 `Shortcut` (`ducklm.turn.shortcuts`): the call the action node makes without asking the
-model, whose result the thinker answers from.
+model, whose result the thinker answers from. A greeting, or a request with no sign of
+needing a tool at all (`ducklm.turn.tool_cues`), gets the `NO_TOOL` shortcut: the
+thinker answers with no directive asked for.
 
 Where the rules cannot tell (a long request without sequence markers, a statement that
 mentions code without saying what to do with it) the decision is named in
@@ -46,7 +48,8 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ValidationError, field_validator
 
 from ducklm.tools.coder_tools import CODER_TOOL_NAMES as CODER_TOOLS
-from ducklm.turn.shortcuts import Shortcut, find_shortcut
+from ducklm.turn.shortcuts import NO_TOOL, Shortcut, find_shortcut
+from ducklm.turn.tool_cues import needs_no_tool
 
 Decision = Literal["recall", "plan", "coder", "critique"]
 DECISIONS: tuple[Decision, ...] = ("recall", "plan", "coder", "critique")
@@ -56,6 +59,8 @@ LONG_WORDS = 60
 TWO_ACTIONS_WORDS = 25
 """Two imperative clauses in a request longer than this may be two real steps."""
 REASON_CHARS = 160
+NO_TOOL_CHITCHAT = "a greeting or a thanks"
+NO_TOOL_RULE = "no file, command, search, time or earlier talk named"
 TASK_CHARS = 2000
 
 ROUTE_QUESTION = (
@@ -202,6 +207,8 @@ class RouteFacts:
     """A plan from an earlier turn is still executing; this turn continues it."""
     shortcuts: bool = False
     """Rule shortcuts may propose the call (the action role makes no native tool calls)."""
+    other_tools: bool = False
+    """Tools beyond `tools` may be offered (MCP servers are configured): never "no tool"."""
 
 
 @dataclass(frozen=True)
@@ -326,11 +333,6 @@ def decide_route(task: str, facts: RouteFacts) -> Route:
         "coder": _coder(signals, facts),
         "critique": _critique(signals, facts),
     }
-    # A shortcut only for a one-call turn the rules are sure of: no plan, no coder, and
-    # nothing left to sys_util (which could still turn it into a plan).
-    plan, coder = verdicts["plan"], verdicts["coder"]
-    undecided = plan.undecided or coder.undecided
-    simple = not (signals.chitchat or plan.value or coder.value or undecided)
     return Route(
         recall=verdicts["recall"].value,
         plan=verdicts["plan"].value,
@@ -338,8 +340,28 @@ def decide_route(task: str, facts: RouteFacts) -> Route:
         critique=verdicts["critique"].value,
         reasons=[verdicts[d].reason for d in DECISIONS],
         undecided=tuple(d for d in DECISIONS if verdicts[d].undecided),
-        shortcut=find_shortcut(task, facts.tools) if facts.shortcuts and simple else None,
+        shortcut=_shortcut(task, signals, facts, verdicts) if facts.shortcuts else None,
     )
+
+
+def _shortcut(
+    task: str, s: Signals, facts: RouteFacts, verdicts: dict[str, Verdict]
+) -> Shortcut | None:
+    """The call the rules make themselves, "no tool" when they are sure of that, or `None`.
+
+    Only for a one-call turn the rules are sure of: no plan (or one running), no coder,
+    and nothing left to sys_util (which could still turn it into a plan).
+    """
+    plan, coder = verdicts["plan"], verdicts["coder"]
+    if plan.value or coder.value or plan.undecided or coder.undecided or facts.plan_running:
+        return None
+    if not s.chitchat and (call := find_shortcut(task, facts.tools)) is not None:
+        return call
+    if facts.other_tools:  # an MCP tool could be meant by anything: the model decides
+        return None
+    if s.chitchat:
+        return Shortcut(NO_TOOL, rule=NO_TOOL_CHITCHAT)
+    return Shortcut(NO_TOOL, rule=NO_TOOL_RULE) if needs_no_tool(task, facts.tools) else None
 
 
 def _recall(s: Signals, facts: RouteFacts) -> Verdict:

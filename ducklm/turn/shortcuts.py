@@ -21,7 +21,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ducklm.turn.directive_schema import ANSWER
+
 SHORTCUT_REASON = "The request names its tool and arguments ({rule}): {tool} {args}."
+NO_TOOL_REASON = "The request shows no sign of needing a tool ({rule}): the thinker answers it."
+NO_TOOL = ANSWER
+"""`Shortcut.tool` when the rules are sure the request needs no tool (`ducklm.turn.tool_cues`):
+the directive's own word for "no tool"."""
 
 LEAD = r"^\s*(?:(?:please|ok|now|so|hey duck|duck)[,\s]+)*(?:(?:can|could|would|will) you\s+)?"
 END = r"\s*(?:,?\s*please)?\s*[.!?]*\s*$"
@@ -43,6 +49,7 @@ class Shortcut:
     """A tool call the router proposes itself, and the rule that found it."""
 
     tool: str
+    """The tool to call, or `NO_TOOL`: no call, the thinker answers."""
     args: dict[str, Any] = field(default_factory=dict)
     rule: str = ""
     """The rule's name, e.g. "list the files"."""
@@ -54,6 +61,8 @@ class Shortcut:
 
     def reason(self) -> str:
         """One sentence for `route_decided`: which rule, which call."""
+        if self.tool == NO_TOOL:
+            return NO_TOOL_REASON.format(rule=self.rule)
         return SHORTCUT_REASON.format(rule=self.rule, tool=self.tool, args=json.dumps(self.args))
 
 

@@ -147,6 +147,22 @@ class TestJsonMode:
         await expect(card.get_by_test_id("tool-command")).to_contain_text("file_read")
         await expect(card.get_by_test_id("tool-output")).to_have_text("feed the ducks")
 
+    async def test_a_question_that_needs_no_tool_says_so_in_the_route(
+        self, page: Page, llm: ScriptedLLM
+    ) -> None:
+        llm.script(reply("Leonardo da Vinci."))
+        await quiet(page)
+        await send(page, "Who painted the Mona Lisa?")
+
+        turn = last_turn(page)
+        await expect(turn.get_by_test_id("answer-text")).to_have_text("Leonardo da Vinci.")
+        route = turn.get_by_test_id("route")
+        await expect(route.get_by_test_id("route-chip").last).to_have_text("Shortcut: no tool")
+        await route.locator("summary").click()
+        shortcut = route.locator("li[data-decision=shortcut]")
+        await expect(shortcut).to_contain_text("no sign of needing a tool")
+        assert len(llm.requests) == 1, "no directive was asked for"
+
 
 async def test_allow_once_from_the_card_runs_the_tool(
     page: Page, llm: ScriptedLLM, workspace: Path

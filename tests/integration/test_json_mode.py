@@ -149,7 +149,7 @@ async def test_every_role_limits_its_reply_with_max_tokens(
 
     llm.set_responder(answer)
     async with DuckLM.open(settings.model_copy(update={"models_config": models})) as duck:
-        result = await duck.run("say quack")
+        result = await duck.run("say quack to my ducks")
         await duck.reviewed(result.thread_id)  # the critic and memory policy, behind it
     assert result.status == "completed"
     sent = [(r["messages"][0]["content"].split(".")[0], r.get("max_tokens")) for r in llm.requests]
@@ -177,7 +177,7 @@ async def test_a_directive_cut_at_the_output_limit_goes_on_to_the_thinker(
         ],
     }
     llm.script(reply(raw_body=json.dumps(cut)), reply("Once upon a time, a duck swam."))
-    result = await duck.run("tell me a story", critic=False, memory=False)
+    result = await duck.run("tell me a story about this pond", critic=False, memory=False)
     assert result.status == "completed", result.events
     assert result.answer == "Once upon a time, a duck swam."
     assert len(llm.requests) == 2, "a cut reply is not asked for again"

@@ -77,7 +77,7 @@ async def test_a_next_turn_without_a_shortcut_asks_the_model_again(
     first = await duck.run(
         "List the files in the workspace.", thread_id="t", critic=False, memory=False
     )
-    second = await duck.run("Say hello to me, friend", thread_id="t", critic=False, memory=False)
+    second = await duck.run("Say hello to my friend", thread_id="t", critic=False, memory=False)
     assert (first.status, second.status) == ("completed", "completed")
     assert second.answer == "Hello!"
     (decided,) = [e for e in second.events if e["type"] == "action_decided"]
@@ -94,3 +94,33 @@ async def test_native_tool_callers_get_no_shortcut(
     (route,) = [e for e in result.events if e["type"] == "route_decided"]
     assert route["shortcut"] is None
     assert "tools" in llm.requests[0]
+
+
+async def test_a_question_with_no_tool_cue_is_one_thinker_call(
+    duck: DuckLM, llm: ScriptedLLM
+) -> None:
+    llm.script(reply("Lima."))
+    result = await duck.run("What is the capital of Peru?", critic=False, memory=False)
+
+    assert (result.status, result.answer) == ("completed", "Lima.")
+    (route,) = [e for e in result.events if e["type"] == "route_decided"]
+    assert route["shortcut"]["tool"] == "answer"
+    assert "no sign of needing a tool" in route["shortcut"]["reason"]
+    (decided,) = [e for e in result.events if e["type"] == "action_decided"]
+    assert (decided["shortcut"], decided["outcome"], decided["calls"]) == (True, "answer", [])
+    # No directive was asked for: the one request is the thinker's, with no schema.
+    (request,) = llm.requests
+    assert "response_format" not in request
+    assert request["messages"][-1]["content"] == "What is the capital of Peru?"
+
+
+async def test_a_cue_in_the_question_still_asks_for_a_directive(
+    duck: DuckLM, llm: ScriptedLLM
+) -> None:
+    llm.script(reply('{"tool": "answer"}'), reply("I cannot tell the time."))
+    result = await duck.run("What time is it?", critic=False, memory=False)
+
+    assert result.answer == "I cannot tell the time."
+    (route,) = [e for e in result.events if e["type"] == "route_decided"]
+    assert route["shortcut"] is None
+    assert "response_format" in llm.requests[0] and len(llm.requests) == 2
