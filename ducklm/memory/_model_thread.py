@@ -47,8 +47,9 @@ class ModelThread:
         # job gets one turn of it, and a turn runs the most urgent job waiting then, not
         # necessarily the one it was submitted for: as many turns as jobs, so none is left.
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ducklm-embed")
-        # The event loop only puts into a SimpleQueue (no lock, never blocks); the heap
-        # is touched on the model thread alone, so it needs no lock either.
+        # The event loop puts jobs into a SimpleQueue (no lock, never blocks) and hands
+        # the pool a turn, as `run_in_executor` did; the heap is touched on the model
+        # thread alone, so it needs no lock.
         self._inbox: queue.SimpleQueue[_Job] = queue.SimpleQueue()
         self._waiting: list[_Job] = []
         self._order = itertools.count()
