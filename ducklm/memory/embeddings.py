@@ -19,8 +19,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ducklm.config.settings import Settings
-from ducklm.memory._model_thread import Priority, model_thread
 from ducklm.memory.local_encoder import LocalEncoder, load_encoder
+from ducklm.memory.model_thread import Priority, model_thread
 
 Vectors = npt.NDArray[np.float32]
 """One unit-length row per text."""

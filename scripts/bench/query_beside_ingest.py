@@ -1,6 +1,6 @@
 """A query's encode while a large background encode runs, against the query alone.
 
-The in-process MiniLM runs on one thread (`ducklm/memory/_model_thread.py`). A turn's
+The in-process MiniLM runs on one thread (`ducklm/memory/model_thread.py`). A turn's
 query encode (recall, skill selection: on the way to the first token) submitted while
 an ingest or reindex is encoding thousands of texts would, in first-come order, wait
 for all of them. Background work goes as small jobs behind queries, so the query waits

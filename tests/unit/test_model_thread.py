@@ -14,13 +14,13 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from ducklm.memory._model_thread import ModelThread, Priority
 from ducklm.memory.embeddings import (
     BACKGROUND_CHUNK_CHARS,
     LocalEmbedder,
     QueryCache,
     background_chunks,
 )
+from ducklm.memory.model_thread import ModelThread, Priority
 
 MODEL = "all-MiniLM-L6-v2"
 # Long enough that a background batch of them takes many chunks.
