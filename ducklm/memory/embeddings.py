@@ -9,7 +9,7 @@ import asyncio
 import functools
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Protocol
@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from ducklm.config.settings import Settings
 from ducklm.memory.local_encoder import LocalEncoder, load_encoder
+from ducklm.memory.model_thread import Priority, model_thread
 
 Vectors = npt.NDArray[np.float32]
 """One unit-length row per text."""
@@ -29,6 +30,10 @@ PACKAGED_MINILM = frozenset({"all-MiniLM-L6-v2", "sentence-transformers/all-Mini
 REMOTE_BATCH = 256
 REMOTE_TIMEOUT_S = 30.0
 QUERY_CACHE_SIZE = 64
+BACKGROUND_CHUNK_CHARS = 500
+"""A background encode goes to the model thread as jobs of texts up to this many
+characters together (or one longer text): a query that comes meanwhile waits for one
+such job at most, and short texts still share a batch."""
 
 
 class EmbeddingError(RuntimeError):
@@ -38,8 +43,12 @@ class EmbeddingError(RuntimeError):
 class Embedder(Protocol):
     """Turns texts into unit vectors."""
 
-    async def embed(self, texts: Sequence[str]) -> Vectors:
-        """One unit-length row per text, in order."""
+    async def embed(self, texts: Sequence[str], *, background: bool = False) -> Vectors:
+        """One unit-length row per text, in order.
+
+        `background=True` marks work no turn waits for (indexing what was written): an
+        embedder may run queries first.
+        """
         ...
 
 
@@ -53,29 +62,47 @@ class LocalEmbedder:
     def __init__(self, model: str) -> None:
         self._model = model
 
-    async def embed(self, texts: Sequence[str]) -> Vectors:
-        """Encode `texts` in batches on the model's thread."""
+    async def embed(self, texts: Sequence[str], *, background: bool = False) -> Vectors:
+        """Encode `texts` on the model's thread, queries before background work.
+
+        A background batch goes as several small jobs (`BACKGROUND_CHUNK_CHARS`), so that
+        a query submitted meanwhile waits for one of them at most, not for the batch.
+        """
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        loop = asyncio.get_running_loop()
+        priority = Priority.BACKGROUND if background else Priority.QUERY
+        chunks = background_chunks(texts) if background else [list(texts)]
+        jobs: list[Future[Vectors]] = []
         try:
-            return await loop.run_in_executor(_model_thread(), _encode, self._model, list(texts))
+            for chunk in chunks:
+                encode = functools.partial(_encode, self._model, chunk)
+                jobs.append(model_thread().submit(priority, encode))
+            parts = [await asyncio.wrap_future(job) for job in jobs]
         except EmbeddingError:
             raise
         except Exception as exc:
             raise EmbeddingError(f"the embedding model failed: {type(exc).__name__}") from exc
+        finally:
+            for job in jobs:
+                job.cancel()  # after a failure or a cancel: the chunks not started are skipped
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def background_chunks(texts: Sequence[str]) -> list[list[str]]:
+    """`texts` in order, cut where the next text would pass `BACKGROUND_CHUNK_CHARS`."""
+    chunks: list[list[str]] = []
+    size = BACKGROUND_CHUNK_CHARS  # the first text starts a chunk
+    for text in texts:
+        if size + len(text) > BACKGROUND_CHUNK_CHARS:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(text)
+        size += len(text)
+    return chunks
 
 
 # Loaded models by name, touched only on the model thread.
 _models: dict[str, LocalEncoder] = {}
-
-
-@functools.cache
-def _model_thread() -> ThreadPoolExecutor:
-    # Loading and every encode run on this one thread. torch keeps an OpenMP thread team
-    # per calling thread; spread over the default pool's threads, several teams spin
-    # against each other, and on two cores a query encodes 30% slower.
-    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="ducklm-embed")
 
 
 def _encode(name: str, texts: list[str]) -> Vectors:
@@ -115,8 +142,11 @@ class RemoteEmbedder:
         self._url = endpoint(url)
         self._model = model
 
-    async def embed(self, texts: Sequence[str]) -> Vectors:
-        """Send `texts` in batches; rows are normalised here, servers differ on that."""
+    async def embed(self, texts: Sequence[str], *, background: bool = False) -> Vectors:
+        """Send `texts` in batches; rows are normalised here, servers differ on that.
+
+        `background` changes nothing: the server schedules its own work.
+        """
         rows: list[list[float]] = []
         for start in range(0, len(texts), REMOTE_BATCH):
             rows.extend(await self._post(list(texts[start : start + REMOTE_BATCH])))
@@ -152,7 +182,8 @@ class QueryCache:
 
     A turn embeds its request twice at once (skill selection in the context node, memory
     search in the recall node, in the same superstep): measured, the second encode
-    queued behind the first added 11 ms before the first token. Batches pass through.
+    queued behind the first added 11 ms before the first token. Batches and background
+    work pass through: an indexed text is seldom asked again, and would push out queries.
     """
 
     def __init__(self, inner: Embedder, size: int = QUERY_CACHE_SIZE) -> None:
@@ -161,10 +192,10 @@ class QueryCache:
         self._done: OrderedDict[str, Vectors] = OrderedDict()
         self._pending: dict[str, asyncio.Future[Vectors]] = {}
 
-    async def embed(self, texts: Sequence[str]) -> Vectors:
-        """Like the inner embedder's; one text comes from the cache when it can."""
-        if len(texts) != 1:
-            return await self._inner.embed(texts)
+    async def embed(self, texts: Sequence[str], *, background: bool = False) -> Vectors:
+        """Like the inner embedder's; one query text comes from the cache when it can."""
+        if background or len(texts) != 1:
+            return await self._inner.embed(texts, background=background)
         text = texts[0]
         if (found := self._done.get(text)) is not None:
             self._done.move_to_end(text)

@@ -38,8 +38,9 @@ MAX_EPISODE_CHARS = 2_000
 RECENT_MESSAGES = 40
 """A finished turn looks back this far for messages not yet indexed."""
 WRITE_DELAY_S = 0.5
-"""Pause before writing: the person's next message often follows at once, and its
-query encoding must not queue behind ours on the model's thread."""
+"""Pause before writing: the person's next message often follows at once. Its query
+encode goes before ours on the model's thread anyway (ours is background work), but
+our encode and Qdrant upsert would still share the two cores with its first token."""
 
 
 def episode_id(conversation_id: str, message_id: str) -> str:

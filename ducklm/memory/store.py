@@ -254,7 +254,7 @@ class MemoryStore:
             await self._vectors.recreate()
             for start in range(0, len(records), INGEST_BATCH):
                 batch = records[start : start + INGEST_BATCH]
-                vectors = await self._embedder.embed([r.text for r in batch])
+                vectors = await self._embedder.embed([r.text for r in batch], background=True)
                 await self._vectors.upsert(batch, vectors)
                 if progress is not None:
                     progress(start + len(batch), len(records))
@@ -311,7 +311,9 @@ class MemoryStore:
             self._keywords.add_tokens(record.id, words)
             self._seen[record.id] = Visibility.of(record)
         try:
-            vectors = await self._embedder.embed([r.text for r in records])
+            # A write's vectors make no turn wait (the record is already found by
+            # keyword), so a query waiting for the model thread goes first.
+            vectors = await self._embedder.embed([r.text for r in records], background=True)
             await self._vectors.upsert(records, vectors)
         except (EmbeddingError, VectorsUnavailable) as exc:
             log.warning("memories stored without vectors: %s", exc)

@@ -73,7 +73,7 @@ class RandomEmbedder:
     def __init__(self) -> None:
         self._rng = np.random.default_rng(0)
 
-    async def embed(self, texts: Sequence[str]) -> Vectors:
+    async def embed(self, texts: Sequence[str], *, background: bool = False) -> Vectors:
         rows = self._rng.standard_normal((len(texts), 384)).astype(np.float32)
         unit: Vectors = rows / np.linalg.norm(rows, axis=1, keepdims=True)
         return unit

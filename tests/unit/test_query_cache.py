@@ -18,7 +18,7 @@ class Counting:
         self.calls: list[list[str]] = []
         self.fail = False
 
-    async def embed(self, texts: Sequence[str]) -> Vectors:
+    async def embed(self, texts: Sequence[str], *, background: bool = False) -> Vectors:
         self.calls.append(list(texts))
         await asyncio.sleep(0.01)  # long enough for a second caller to arrive
         if self.fail:
