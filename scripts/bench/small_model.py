@@ -7,7 +7,8 @@ and memory policy on, each request in a thread of its own over one workspace:
 
 - 30 requests that need a tool: each of list_dir, file_read, file_write, search_files and
   shell_exec in six phrasings (some the rule shortcuts know, some left to the model);
-- 12 questions that need none.
+- 12 questions that need none (those with no sign of a tool in them the rules answer
+  without a directive: kind "no-cue"; the rest, kind "none", the model decides).
 
 It prints the right-tool rate (the turn's first call is a right tool), no tool on the
 questions that need none, the valid-directive rate (the model's directives usable on the
@@ -113,7 +114,8 @@ class Turn:
 
     request: str
     kind: str
-    """shortcut / model (a tool was needed) / none (no tool needed)."""
+    """A tool was needed: shortcut (the rules made the call) / model. None was needed:
+    no-cue (the rules saw no sign of a tool; no directive asked) / none (the model chose)."""
     expected: set[str]
     events: list[Event] = field(default_factory=list)
     calls: int = 0
@@ -174,8 +176,11 @@ async def run_turn(duck: DuckLM, counter: CallCounter, turn: Turn) -> None:
     turn.review_s = time.perf_counter() - done_at
     turn.review_calls = counter.count - before - turn.calls
     route = next((e for e in turn.events if e["type"] == "route_decided"), None)
+    shortcut = bool(route and route.get("shortcut"))
     if turn.expected:
-        turn.kind = "shortcut" if route and route.get("shortcut") else "model"
+        turn.kind = "shortcut" if shortcut else "model"
+    elif shortcut:  # the rules saw no sign of a tool (ducklm/turn/tool_cues.py)
+        turn.kind = "no-cue"
 
 
 async def _drive(duck: DuckLM, turn: Turn) -> None:
@@ -216,7 +221,7 @@ def report(turns: list[Turn], ours: list[float], theirs: list[float]) -> None:
     directives = [d for t in turns for d in t.directives()]
     valid = [d for d in directives if d["outcome"] != "unusable" and not d["problem"]]
     rows = []
-    for kind in ("shortcut", "model", "none"):
+    for kind in ("shortcut", "model", "no-cue", "none"):
         of_kind = [t for t in turns if t.kind == kind]
         if of_kind:
             right = sum(t.right for t in of_kind)
