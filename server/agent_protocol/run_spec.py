@@ -27,6 +27,7 @@ from ducklm.runtime.runner import GraphOptions
 from ducklm.server.agent_protocol.catalog import GRAPH_METADATA, create_thread, find_thread
 from ducklm.server.agent_protocol.deps import Door
 from ducklm.server.agent_protocol.identity import GRAPH_ID, is_assistant
+from ducklm.server.agent_protocol.inbox import as_decisions
 from ducklm.server.agent_protocol.schemas import RunCommand, RunCreate, StreamMode
 from ducklm.server.agent_protocol.workspace import allowed_values
 from ducklm.tools.hitl import is_password_request
@@ -173,7 +174,7 @@ async def _checked_resume(resume: Any, thread_id: str, duck: DuckLM) -> Any:
         if not isinstance(password, str) or not password:
             raise HTTPException(422, EMPTY_PASSWORD)
         return {"password_token": duck.context.vault.put(password)}
-    return resume
+    return as_decisions(resume)
 
 
 async def _check_not_waiting(values: dict[str, Any], thread_id: str, duck: DuckLM) -> None:

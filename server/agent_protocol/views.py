@@ -8,6 +8,7 @@ from typing import Any, Literal
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Interrupt, StateSnapshot
 
+from ducklm.server.agent_protocol.inbox import with_inbox_keys
 from ducklm.server.agent_protocol.store import ThreadRecord
 
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
@@ -30,7 +31,7 @@ def checkpoint_ref(config: RunnableConfig | None) -> dict[str, Any] | None:
 
 def interrupt_view(item: Interrupt) -> dict[str, Any]:
     """An interrupt as thread states show it: `{"id", "value"}` (+ `response_schema`)."""
-    view: dict[str, Any] = {"id": item.id, "value": item.value}
+    view: dict[str, Any] = {"id": item.id, "value": with_inbox_keys(item.value)}
     if getattr(item, "response_schema", None) is not None:
         view["response_schema"] = item.response_schema
     return view

@@ -1,7 +1,8 @@
 """JSON as the LangGraph server writes it (`langgraph_api/serde.py`), without its deps.
 
 LangChain messages are dumped with `model_dump()`, dataclasses such as `Interrupt`
-field by field (`{"value", "id", "response_schema"}`), and an exception becomes
+field by field (`{"value", "id", "response_schema"}`; an approval question's value also
+in the earlier agent-inbox shape, `inbox.py`), and an exception becomes
 `{"error": <class name>, "message": <text for people>}`: never the exception's own text.
 Anything else the encoder does not know becomes `null`, as the LangGraph server does.
 """
@@ -20,9 +21,11 @@ from pathlib import PurePath
 from typing import Any
 
 from fastapi.responses import Response
+from langgraph.types import Interrupt
 from pydantic import BaseModel
 
 from ducklm.models.errors import describe
+from ducklm.server.agent_protocol.inbox import with_inbox_keys
 
 
 def dumps(value: Any) -> str:
@@ -45,9 +48,18 @@ class WireResponse(Response):
         return dumps(content).encode()
 
 
+def _fields(value: Any) -> dict[str, Any]:
+    return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+
+
+def _interrupt(item: Interrupt) -> dict[str, Any]:
+    return {**_fields(item), "value": with_inbox_keys(item.value)}
+
+
 # First match wins; exceptions first, so no exception is ever dumped as an object.
 _CONVERSIONS: tuple[tuple[type | tuple[type, ...], Callable[[Any], Any]], ...] = (
     (BaseException, error_payload),
+    (Interrupt, _interrupt),
     (BaseModel, lambda v: v.model_dump()),
     ((set, frozenset, deque), list),
     ((datetime.date, datetime.time), lambda v: v.isoformat()),
@@ -62,5 +74,5 @@ def _default(value: Any) -> Any:
         if isinstance(value, types):
             return convert(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        return _fields(value)
     return None

@@ -264,3 +264,55 @@ async def test_typing_on_past_a_pending_approval_is_refused(
     assert again["interrupts"][0]["id"] == interrupt["id"]
     assert await asyncio.to_thread(existing.read_text) == "old"
     assert len(llm.requests) == asked
+
+
+# The agent-chat-ui that npm's `create-agent-chat-app` installs (0.1.x, langgraph-sdk
+# 0.0.x) draws its approval card from the earlier agent-inbox keys and answers with a
+# list of responses; these are its bodies as recorded in Chromium.
+INBOX_CONFIG = dict.fromkeys(["allow_accept", "allow_edit", "allow_respond", "allow_ignore"], True)
+
+
+def inbox_answer(checkpoint_id: str, response: dict[str, Any]) -> dict[str, Any]:
+    """The run body the earlier UI sends for its card's Accept / Ignore / Send Response."""
+    return {
+        "input": {},
+        "command": {"resume": [response]},
+        "stream_mode": ["messages-tuple", "values", "custom"],
+        "assistant_id": ASSISTANT,
+        "checkpoint": {"checkpoint_id": checkpoint_id, "checkpoint_ns": ""},
+        "on_disconnect": "cancel",
+    }
+
+
+ACCEPTED = {"type": "accept", "args": {"action": "file_write", "args": OVERWRITE.args}}
+
+
+@pytest.mark.parametrize(
+    ("response", "written"),
+    [
+        (ACCEPTED, "new"),
+        ({"type": "ignore", "args": None}, "old"),
+        ({"type": "response", "args": "not now, thanks"}, "old"),
+    ],
+    ids=["accept", "ignore", "response"],
+)
+async def test_the_earlier_ui_answers_from_its_agent_inbox_card(
+    ui: ChatUI, llm: ScriptedLLM, existing: Path, response: dict[str, Any], written: str
+) -> None:
+    thread_id = (await ui.send("POST", "/threads", {"metadata": {}})).json()["thread_id"]
+    streamed = await ask_for_overwrite(ui, llm, thread_id)
+    latest = (await history(ui, thread_id))[0]
+    for value in (streamed["value"], latest["tasks"][0]["interrupts"][0]["value"]):
+        assert value["action_request"] == {"action": "file_write", "args": OVERWRITE.args}
+        assert value["config"] == INBOX_CONFIG
+        assert value["action_requests"][0]["name"] == "file_write"  # the HITL keys stay
+
+    llm.script(reply("Done."))
+    answer = inbox_answer(latest["checkpoint"]["checkpoint_id"], response)
+    events = await ui.stream(thread_id, answer)
+    assert not [data for name, data in events if name == "error"]
+    messages = last_values(events)["messages"]
+    assert messages[-1]["content"] == "Done."
+    assert await asyncio.to_thread(existing.read_text) == written
+    if response["type"] == "response":  # the person's words reach the model as the reason
+        assert "not now, thanks" in messages[-2]["content"]
