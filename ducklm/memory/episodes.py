@@ -17,7 +17,8 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from typing import Literal
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
@@ -38,9 +39,13 @@ MAX_EPISODE_CHARS = 2_000
 RECENT_MESSAGES = 40
 """A finished turn looks back this far for messages not yet indexed."""
 WRITE_DELAY_S = 0.5
-"""Pause before writing: the person's next message often follows at once. Its query
-encode goes before ours on the model's thread anyway (ours is background work), but
-our encode and Qdrant upsert would still share the two cores with its first token."""
+"""Quiet before writing: no turn running, none started for this long. The person's next
+message often follows at once; its query encode goes before ours on the model's thread
+anyway (ours is background work), but our encode and Qdrant upsert would still share
+the two cores with its first token."""
+MAX_DEFER_S = 30.0
+"""Under traffic that never pauses, a turn's episodes are written this long after it
+ended at the latest: late for search from other conversations, never lost."""
 
 
 def episode_id(conversation_id: str, message_id: str) -> str:
@@ -98,8 +103,11 @@ async def index_new(store: MemoryStore, items: Sequence[NewMemory]) -> int:
 class EpisodeWriter:
     """Indexes finished turns in the background, one at a time, in the order handed in.
 
-    `note` never awaits; `aclose` waits for what is queued. A failure is logged and
-    costs that turn's episodes only (`ducklm memory reindex` finds them again).
+    A write waits for a quiet moment: no run inside `hold()`, and none started or ended
+    for `delay_s` (or `MAX_DEFER_S` after its turn ended, whatever the traffic), so that
+    indexing takes nothing from a turn's first token. `note` never awaits; `aclose`
+    waits for what is queued. A failure is logged and costs that turn's episodes only
+    (`ducklm memory reindex` finds them again).
     """
 
     def __init__(
@@ -117,6 +125,24 @@ class EpisodeWriter:
         self._delay_s = delay_s
         self._queue: asyncio.Queue[tuple[str, float] | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
+        self._running = 0
+        self._stirred = time.monotonic()
+        """When a run last started or ended."""
+        self._changed = asyncio.Event()
+
+    @contextmanager
+    def hold(self) -> Iterator[None]:
+        """Mark a run going on: no write starts until it ended and things went quiet."""
+        self._stir(+1)
+        try:
+            yield
+        finally:
+            self._stir(-1)
+
+    def _stir(self, running: int) -> None:
+        self._running += running
+        self._stirred = time.monotonic()
+        self._changed.set()
 
     def note(self, conversation_id: str) -> None:
         """Index the turn that just ended in `conversation_id`, soon."""
@@ -138,7 +164,7 @@ class EpisodeWriter:
 
     async def _drain(self) -> None:
         while (item := await self._queue.get()) is not None:
-            await asyncio.sleep(self._delay_s)
+            await self._quiet(time.monotonic() + MAX_DEFER_S)
             try:
                 await self._write(*item)
             except Exception:  # a lost turn is found again by a reindex
@@ -146,6 +172,17 @@ class EpisodeWriter:
             finally:
                 self._queue.task_done()
         self._queue.task_done()
+
+    async def _quiet(self, deadline: float) -> None:
+        """Return once no run has gone on for `delay_s`, or at `deadline`."""
+        while (now := time.monotonic()) < deadline:
+            self._changed.clear()
+            if not self._running and now - self._stirred >= self._delay_s:
+                return
+            quiet_at = deadline if self._running else self._stirred + self._delay_s
+            # A run starting or ending moves the moment: look again then.
+            with suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), min(quiet_at, deadline) - now)
 
     async def _write(self, conversation_id: str, ended_at: float) -> None:
         messages, workspace = await self._load(conversation_id)

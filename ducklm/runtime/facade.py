@@ -14,7 +14,7 @@ import asyncio
 import logging
 import uuid
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -536,20 +536,25 @@ class DuckLM:
         # The switches reach the graph through the context node, which copies them into
         # the state when a turn starts; a resume changes them with a state update instead.
         behind = self.settings.review_behind
-        async for item in stream_run(
-            self.graph,
-            graph_input,
-            thread_id=thread_id,
-            task=task,
-            context=self._deps.context.for_run(critic=critic, memory=memory, review_behind=behind),
-            stores=self._deps.stores,
-            checkpoint_id=checkpoint_id,
-            options=options,
-            reviews=self.reviews.submit,
-        ):
-            if item["type"] == "done" and self.episode_writer is not None:
-                self.episode_writer.note(thread_id)  # returns at once; indexing follows
-            yield item
+        writer = self.episode_writer
+        # Episodes are written when no run goes on (`EpisodeWriter.hold`).
+        with writer.hold() if writer is not None else nullcontext():
+            async for item in stream_run(
+                self.graph,
+                graph_input,
+                thread_id=thread_id,
+                task=task,
+                context=self._deps.context.for_run(
+                    critic=critic, memory=memory, review_behind=behind
+                ),
+                stores=self._deps.stores,
+                checkpoint_id=checkpoint_id,
+                options=options,
+                reviews=self.reviews.submit,
+            ):
+                if item["type"] == "done" and writer is not None:
+                    writer.note(thread_id)  # returns at once; indexing follows
+                yield item
 
 
 def _forget_prefetch(tasks: set[asyncio.Task[Any]]) -> Callable[[asyncio.Task[Any]], None]:

@@ -5,6 +5,7 @@ rebuilt by a reindex."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from datetime import datetime
@@ -14,6 +15,7 @@ import pytest
 
 from ducklm.config.settings import Settings
 from ducklm.memory import MemoryStore
+from ducklm.memory.episodes import WRITE_DELAY_S
 from ducklm.memory.table import MemoryTable
 from ducklm.runtime.facade import DuckLM
 from ducklm.stores import open_database
@@ -201,3 +203,20 @@ async def test_episodes_switched_off_records_nothing(settings: Settings, roles: 
         assert result.status == "completed"
     async with open_database(settings.database_location) as db:
         assert await MemoryTable(db, "episodes").count() == 0
+
+
+async def test_episodes_wait_for_a_quiet_moment(duck: DuckLM, roles: Roles) -> None:
+    writer = duck.episode_writer
+    assert writer is not None
+    await say(duck, "The heron came back to the pond.", "a")
+    assert len(await episodes(duck).list(limit=1000)) == 2
+    # While another run goes on, the ended turn's episodes wait for it to end.
+    with writer.hold():
+        result = await duck.run("The ducks swam all morning.", thread_id="b")
+        assert result.status == "completed"
+        quiet = asyncio.create_task(writer.idle())
+        await asyncio.sleep(3 * WRITE_DELAY_S)
+        assert not quiet.done()
+        assert len(await episodes(duck).list(limit=1000)) == 2
+    await asyncio.wait_for(quiet, 10 * WRITE_DELAY_S)
+    assert len(await episodes(duck).list(limit=1000)) == 4
