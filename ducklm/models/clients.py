@@ -172,5 +172,12 @@ def make_chat_model(cfg: RoleConfig, http: httpx.AsyncClient | None = None) -> C
         temperature=cfg.temperature,
         max_tokens=cfg.max_output_tokens,  # type: ignore[call-arg]  # alias of max_completion_tokens
         timeout=cfg.timeout_s,
+        # langchain-openai wraps every streamed chunk in `asyncio.wait_for` for this
+        # limit: a task and a timer per token, which cost the server about a third of its
+        # token rate. The request's `timeout` already ends a model server gone silent
+        # (httpx's read timeout: no byte for `timeout_s`); what is lost is only a limit
+        # on streams that send keep-alive comments and no content, which local servers
+        # do not.
+        stream_chunk_timeout=None,
         max_retries=0,
     )

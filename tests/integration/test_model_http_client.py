@@ -6,12 +6,15 @@ import asyncio
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import httpx
+import openai
 import pytest
 
 from ducklm.models.clients import CookielessClient, ModelRoles
 from ducklm.models.roles import load_roles
+from tests.support.scripted_llm import ScriptedLLM, reply
 
 
 class CookieServer:
@@ -82,5 +85,26 @@ async def test_every_role_shares_it() -> None:
         clients = {roles.chat(name).http_async_client for name in ("action", "thinker", "critic")}
         assert len(clients) == 1
         assert isinstance(clients.pop(), CookielessClient)
+    finally:
+        await roles.aclose()
+
+
+async def test_a_stream_gone_silent_ends_at_the_roles_timeout(
+    llm: ScriptedLLM, tmp_path: Path
+) -> None:
+    # The roles stream without langchain-openai's per-chunk timer (a task per token);
+    # the request's own timeout must still end a stream whose server stops sending.
+    models = tmp_path / "models.yaml"
+    await asyncio.to_thread(
+        models.write_text,
+        f"defaults: {{base_url: {llm.base_url}, model: scripted, api_key: t, timeout_s: 0.5}}\n",
+    )
+    roles = await asyncio.to_thread(ModelRoles.build, await asyncio.to_thread(load_roles, models))
+    llm.script(reply("one two three four", chunk_delay_s=5.0))
+    try:
+        with pytest.raises(openai.APITimeoutError):
+            async with asyncio.timeout(4.0):  # a guard against hanging, not a measurement
+                async for _ in roles.chat("thinker").astream("hi"):
+                    pass
     finally:
         await roles.aclose()
