@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import signal
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any
 
 from ducklm.cli.llama import say
@@ -72,12 +73,43 @@ async def _serve(settings: Settings, args: argparse.Namespace) -> int:
 
     from ducklm.server import create_app  # noqa: PLC0415
 
+    class Server(uvicorn.Server):
+        # uvicorn swaps in its own signal handlers and, after shutting down, raises the
+        # signal again against asyncio.run's; that race once ended a Ctrl-C with exit
+        # code 0 instead of 130 (CI). The handlers are this function's (`_on_stop`).
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
     app = await asyncio.to_thread(create_app, settings)  # it checks the ui folder on disk
-    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port))
-    # uvicorn shuts down on SIGTERM, then raises the signal again. Its default action
-    # would end the process there, before `local_server_for` stops the model server it
-    # started (left running, seen here). As Ctrl-C it unwinds through that cleanup.
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    server = Server(uvicorn.Config(app, host=args.host, port=args.port))
+    stopped: list[int] = []
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, _on_stop, server, stopped, sig)
+    try:
+        code = await _serve_until_stopped(server, app, settings, args, stopped)
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    if stopped:
+        # Stopped by a signal: as Ctrl-C, which unwinds through `local_server_for` (it
+        # stops the model server it started) and exits 130, as a shell reports it.
+        raise KeyboardInterrupt
+    return code
+
+
+def _on_stop(server: Any, stopped: list[int], sig: int) -> None:
+    """The first Ctrl-C or SIGTERM shuts the server down gracefully; a second forces it."""
+    stopped.append(sig)
+    if server.should_exit:
+        server.force_exit = True
+    server.should_exit = True
+
+
+async def _serve_until_stopped(
+    server: Any, app: Any, settings: Settings, args: argparse.Namespace, stopped: list[int]
+) -> int:
     serving = asyncio.create_task(server.serve())
     # Say where the chat is once the socket is bound (with --port 0 only then known).
     while not server.started and not serving.done():  # noqa: ASYNC110  uvicorn has a flag, no event
