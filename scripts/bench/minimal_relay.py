@@ -67,7 +67,9 @@ def build_app(base_url: str) -> FastAPI:
 
 def main() -> None:
     app = build_app(os.environ["LLM"])
-    sock = socket.socket()
+    # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on sockets that say so, and with
+    # Nagle on, each token after the headers waited ~40 ms for the client's delayed ACK.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     print(f"relay at http://127.0.0.1:{sock.getsockname()[1]}", file=sys.stderr, flush=True)
     # asyncio's loop, as `ducklm serve` runs on (uvicorn would pick uvloop if installed).

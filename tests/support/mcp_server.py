@@ -92,7 +92,9 @@ def serve_http() -> None:
     """Streamable HTTP on a port the kernel picks; the port is the first line printed."""
     import uvicorn
 
-    sock = socket.socket()
+    # IPPROTO_TCP named, so asyncio sets TCP_NODELAY on each connection (it checks the
+    # protocol): with Nagle on, a reply's second write waits ~40 ms for a delayed ACK.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     print(sock.getsockname()[1], flush=True)
     config = uvicorn.Config(server.streamable_http_app(), log_level="warning")
