@@ -10,7 +10,7 @@ from langgraph.runtime import Runtime
 from ducklm.graph.state import DuckState
 from ducklm.models.errors import PartialAnswerError
 from ducklm.runtime.context import DuckContext
-from ducklm.runtime.events import emit
+from ducklm.runtime.events import emit_token
 from ducklm.turn.planning.text import plan_report
 from ducklm.turn.prompting.messages import role_messages
 from ducklm.turn.prompting.transcript import observations_text
@@ -37,7 +37,7 @@ async def write_answer(state: DuckState, runtime: Runtime[DuckContext]) -> dict[
         async for chunk in ctx.models.chat("thinker").astream(messages):
             if chunk.text:
                 parts.append(chunk.text)
-                emit(runtime, "token", text=chunk.text)
+                await emit_token(runtime, chunk.text)
     except Exception as exc:
         if parts:
             raise PartialAnswerError from exc
