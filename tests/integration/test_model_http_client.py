@@ -1,4 +1,4 @@
-"""The roles' shared HTTP client over real HTTP: it keeps no cookie a server sets."""
+"""The roles' HTTP client over real HTTP: no cookies, a silent stream ends, the body as built."""
 
 from __future__ import annotations
 
@@ -11,9 +11,12 @@ from pathlib import Path
 import httpx
 import openai
 import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_openai import ChatOpenAI
 
-from ducklm.models.clients import CookielessClient, ModelRoles
+from ducklm.models.clients import CookielessClient, LocalChatOpenAI, ModelRoles
 from ducklm.models.roles import load_roles
+from ducklm.tools.registry import default_tools
 from tests.support.scripted_llm import ScriptedLLM, reply
 
 
@@ -108,3 +111,37 @@ async def test_a_stream_gone_silent_ends_at_the_roles_timeout(
                     pass
     finally:
         await roles.aclose()
+
+
+async def test_the_request_on_the_wire_is_the_one_langchain_openai_builds(
+    llm: ScriptedLLM,
+) -> None:
+    # Messages and tools skip the openai client's walk over its typed parameters
+    # (`as_wire_json`); the body must be what the plain client sends, but `max_tokens`.
+    tools = default_tools().tools
+    call = {"name": "file_read", "args": {"path": "a.md"}, "id": "call_1", "type": "tool_call"}
+    messages = [
+        SystemMessage("You are DuckLM."),
+        HumanMessage("read a.md"),
+        AIMessage(content="", tool_calls=[call]),
+        ToolMessage("# A\nsome text", tool_call_id="call_1"),
+        HumanMessage([{"type": "text", "text": "and now?"}]),
+    ]
+    options = {
+        "base_url": llm.base_url,
+        "api_key": "t",
+        "model": "scripted",
+        "max_tokens": 64,
+        "max_retries": 0,
+        "extra_body": {"cache_prompt": True},
+    }
+    for client in (ChatOpenAI, LocalChatOpenAI):
+        llm.script(reply("fine"))
+        model = (await asyncio.to_thread(client, **options)).bind_tools(tools)
+        async for _ in model.astream(messages):
+            pass
+    plain, ours = llm.requests
+    assert plain.pop("max_completion_tokens") == ours.pop("max_tokens") == 64
+    assert ours == plain
+    assert len(ours["tools"]) == len(tools) and len(ours["messages"]) == len(messages)
+    assert ours["cache_prompt"] is True
