@@ -24,7 +24,7 @@ class Door:
     """DuckLM's version, for `/info`."""
 
 
-def get_door(request: Request) -> Door:
+async def get_door(request: Request) -> Door:
     """The door's state, put in `app.state.agent_protocol` by its lifespan."""
     door: Door = request.app.state.agent_protocol
     return door
