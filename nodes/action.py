@@ -24,7 +24,7 @@ from langgraph.runtime import Runtime
 from ducklm.graph.state import DuckState
 from ducklm.nodes.action_json import decide_with_directive
 from ducklm.runtime.context import DuckContext
-from ducklm.runtime.events import emit_token
+from ducklm.runtime.events import TokenSender
 from ducklm.turn.action_decision import report_decision, report_message
 from ducklm.turn.planning.text import step_brief
 from ducklm.turn.prompting.messages import offered_tools, role_messages
@@ -64,11 +64,12 @@ async def _decide_with_tools(state: DuckState, runtime: Runtime[DuckContext]) ->
     chunks: list[AIMessageChunk] = []
     calling = False
     messages = await role_messages(state, ctx, system, native_tools=True)
+    tokens = TokenSender(runtime)
     async for chunk in model.astream(messages):
         chunks.append(cast(AIMessageChunk, chunk))
         calling = calling or bool(chunks[-1].tool_call_chunks)
         if answer_streams and chunk.text and not calling:
-            await emit_token(runtime, chunk.text)
+            await tokens.send(chunk.text)
     if not chunks:
         report_message(runtime, None, in_step=bool(state.current_step))
         return {}

@@ -10,7 +10,7 @@ from langgraph.runtime import Runtime
 from ducklm.graph.state import DuckState
 from ducklm.models.errors import PartialAnswerError
 from ducklm.runtime.context import DuckContext
-from ducklm.runtime.events import emit_token
+from ducklm.runtime.events import TokenSender
 from ducklm.turn.planning.text import plan_report
 from ducklm.turn.prompting.messages import role_messages
 from ducklm.turn.prompting.transcript import observations_text
@@ -34,10 +34,11 @@ async def write_answer(state: DuckState, runtime: Runtime[DuckContext]) -> dict[
         # it: it gets this turn's results inside the request instead.
         small = ctx.models.config("action").tool_mode == "json"
         messages = await role_messages(state, ctx, system, fold_tools=small)
+        tokens = TokenSender(runtime)
         async for chunk in ctx.models.chat("thinker").astream(messages):
             if chunk.text:
                 parts.append(chunk.text)
-                await emit_token(runtime, chunk.text)
+                await tokens.send(chunk.text)
     except Exception as exc:
         if parts:
             raise PartialAnswerError from exc

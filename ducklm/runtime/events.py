@@ -65,14 +65,28 @@ def emit(runtime: Runtime[Any], type_: EventType, **data: Any) -> None:
     (sink or runtime.stream_writer)(event(type_, **data))
 
 
-async def emit_token(runtime: Runtime[Any], text: str) -> None:
-    """Send a `token` of the answer, and let it go out before the node reads on.
+class TokenSender:
+    """Sends a model's answer as `token` events, one stream each; the first goes out at once.
 
-    A model server's chunks often arrive together (a fast server, or several in one
-    read). The node would parse every one of them before the loop ran the run's reader,
-    so the first token waited for the last chunk to be parsed: 3-4 ms of the first token
-    for a short reply (scripts/bench/server_latency.py). One turn of the loop per token
-    hands each on as it comes.
+    Chunks that arrive together (a fast server, or several in one read) are parsed with
+    no pause between them, and a token reaches a person only when the loop has run the
+    run's reader and then the clients that follow it (two tasks: the runner's driver,
+    then each SSE stream). So the first token is followed by two turns of the loop,
+    which take it to the clients before the rest is parsed: without them it waited for
+    the last chunk, 3-4 ms of a short reply's first token at the scripted server
+    (scripts/bench/server_latency.py). Later tokens go on when the node next waits for
+    the network, in batches: a turn after each one cost the server up to a fifth of its
+    token rate in a burst, and a model slower than the server gets them one by one anyway.
     """
-    emit(runtime, "token", text=text)
-    await asyncio.sleep(0)
+
+    def __init__(self, runtime: Runtime[Any]) -> None:
+        self._runtime = runtime
+        self._first = True
+
+    async def send(self, text: str) -> None:
+        """Emit `text` as a `token` event; the stream's first is handed on before this returns."""
+        emit(self._runtime, "token", text=text)
+        if self._first:
+            self._first = False
+            await asyncio.sleep(0)  # the run's reader takes it
+            await asyncio.sleep(0)  # and the clients that follow the run send it
