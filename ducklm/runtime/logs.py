@@ -33,5 +33,8 @@ def start_file_logging(data_dir: Path, level: int = logging.INFO) -> logging.han
     root = logging.getLogger()
     root.handlers = [logging.handlers.QueueHandler(records)]
     root.setLevel(level)
+    # httpx logs every request it sends at INFO: a line per model call and embedding that
+    # the run's events already tell, formatted on the event loop while the turn waits.
+    logging.getLogger("httpx").setLevel(max(level, logging.WARNING))
     listener.start()
     return listener
