@@ -75,8 +75,9 @@ class TokenSender:
     which take it to the clients before the rest is parsed: without them it waited for
     the last chunk, 3-4 ms of a short reply's first token at the scripted server
     (scripts/bench/server_latency.py). Later tokens go on when the node next waits for
-    the network, in batches: a turn after each one cost the server up to a fifth of its
-    token rate in a burst, and a model slower than the server gets them one by one anyway.
+    the network, in batches: a turn after each one cost the server a sixth to a quarter
+    of its token rate in a burst (A/B, same run), and a model slower than the server gets
+    them one by one anyway.
     """
 
     def __init__(self, runtime: Runtime[Any]) -> None:

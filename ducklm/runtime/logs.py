@@ -35,6 +35,8 @@ def start_file_logging(data_dir: Path, level: int = logging.INFO) -> logging.han
     root.setLevel(level)
     # httpx logs every request it sends at INFO: a line per model call and embedding that
     # the run's events already tell, formatted on the event loop while the turn waits.
-    logging.getLogger("httpx").setLevel(max(level, logging.WARNING))
+    # A DEBUG log keeps them.
+    quiet = level if level < logging.INFO else max(level, logging.WARNING)
+    logging.getLogger("httpx").setLevel(quiet)
     listener.start()
     return listener
