@@ -263,8 +263,8 @@ async def interleaved(
     a cache (DuckLM keeps the vectors of recent requests), which a person's next message
     never is. Each turn starts `SETTLE_S` after the last one ended, as a person's next
     message does: a server's work after its answer (DuckLM writes its audit events 50 ms
-    on, the in-process MiniLM's threads spin down) would otherwise land in the next
-    server's turn on two cores, and always in the same one's.
+    on) would otherwise land in the next server's turn on two cores, and always in the
+    same one's.
     """
     for turn, _ in turns.values():
         for n in range(WARMUP):
