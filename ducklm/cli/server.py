@@ -89,7 +89,7 @@ async def _serve(settings: Settings, args: argparse.Namespace) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, _on_stop, server, stopped, sig)
     try:
-        code = await _serve_until_stopped(server, app, settings, args, stopped)
+        code = await _serve_until_stopped(server, app, settings, args)
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
@@ -109,7 +109,7 @@ def _on_stop(server: Any, stopped: list[int], sig: int) -> None:
 
 
 async def _serve_until_stopped(
-    server: Any, app: Any, settings: Settings, args: argparse.Namespace, stopped: list[int]
+    server: Any, app: Any, settings: Settings, args: argparse.Namespace
 ) -> int:
     serving = asyncio.create_task(server.serve())
     # Say where the chat is once the socket is bound (with --port 0 only then known).
