@@ -138,7 +138,7 @@ class Servers:
     relay: str
     duck_local: str  # DuckLM encoding requests with its in-process MiniLM
     duck_logs: tuple[Path, ...]
-    relay_kept: str = ""  # the relay that checkpoints and embeds (f)
+    relay_kept: str  # the relay that checkpoints and embeds (f)
 
 
 async def read_stream(response: httpx.Response, is_token: IsToken, start: float) -> Stream:
