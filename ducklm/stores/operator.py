@@ -11,14 +11,16 @@ import asyncio
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 from ducklm.config.settings import Settings
-from ducklm.graph.builder import DuckGraph, build_graph
 from ducklm.runtime.owner import ProcessOwner
 from ducklm.runtime.recovery import recover_dead_runs
 from ducklm.stores import RunStores, open_database
-from ducklm.stores.checkpoints import open_checkpointer
 from ducklm.stores.private import secure_data_dir
+
+if TYPE_CHECKING:
+    from ducklm.graph.builder import DuckGraph
 
 SLOW_S = 1.0
 
@@ -37,6 +39,12 @@ async def open_operator_stores(settings: Settings) -> AsyncIterator[RunStores]:
 @asynccontextmanager
 async def open_history(settings: Settings) -> AsyncIterator[DuckGraph]:
     """The graph on its checkpointer, for reading states (it runs no node)."""
+    # Imported here: the graph and the checkpointer's state types bring in the nodes,
+    # tools, model clients and Qdrant (about 5 s here), which `threads` and `events` need
+    # none of.
+    from ducklm.graph.builder import build_graph  # noqa: PLC0415
+    from ducklm.stores.checkpoints import open_checkpointer  # noqa: PLC0415
+
     await asyncio.to_thread(secure_data_dir, settings.data_dir)
     async with open_checkpointer(settings.checkpoint_location) as saver:
         yield build_graph().compile(checkpointer=saver, name="ducklm")
