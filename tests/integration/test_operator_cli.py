@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ import pytest
 
 from ducklm.config.settings import Settings
 from ducklm.runtime.facade import DuckLM
-from tests.support.cli import CliResult, cli_env, kill_mid_run, run_cli
+from tests.support.cli import CliResult, cli_env, kill_mid_run, run_cli, run_cli_loading
 from tests.support.scripted_llm import ScriptedLLM, reply
 from tests.support.server import serve, stream
 
@@ -154,16 +153,7 @@ async def test_models_ping_and_doctor_check_each_role(
     assert found["qdrant"]["ok"] is True
 
 
-HEAVY = ("torch", "langgraph", "langchain_core", "openai", "qdrant_client")
-LOADS_CHECK = f"""
-import json, sys
-from ducklm.cli.main import main
-code = main(sys.argv[1:])
-heavy = {HEAVY!r}
-loaded = [m for m in sys.modules if m.split(".")[0] in heavy or m.startswith("ducklm.graph")]
-print("LOADED " + json.dumps(sorted(loaded)), file=sys.stderr)
-sys.exit(code)
-"""
+HEAVY = ("torch", "langgraph", "langchain_core", "openai", "qdrant_client", "ducklm.graph")
 
 
 async def test_threads_and_events_read_the_tables_without_the_graph(
@@ -177,14 +167,10 @@ async def test_threads_and_events_read_the_tables_without_the_graph(
     env = cli_env(settings)
     shown: dict[str, list[dict[str, Any]]] = {}
     for command in (("threads", "--json"), ("events", "T1", "--json")):
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-c", LOADS_CHECK, *command, env=env, cwd=tmp_path,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
-        out, err = await asyncio.wait_for(proc.communicate(), 60)
-        assert proc.returncode == 0, err.decode()
-        assert json.loads(err.decode().rsplit("LOADED ", 1)[1]) == [], command
-        shown[command[0]] = [json.loads(line) for line in out.decode().splitlines()]
+        result, loaded = await run_cli_loading(HEAVY, *command, env=env, cwd=tmp_path)
+        assert result.code == 0, result.stderr
+        assert loaded == [], command
+        shown[command[0]] = result.events()
     (thread,) = shown["threads"]
     assert (thread["id"], thread["last_task"]["status"]) == ("T1", "completed")
     types = [event["type"] for event in shown["events"]]

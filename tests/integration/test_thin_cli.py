@@ -12,29 +12,19 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ducklm.config.settings import Settings
-from tests.support.cli import CliResult, cli_env, run_cli, serving
+from tests.support.cli import CliResult, cli_env, run_cli, run_cli_loading, serving
 from tests.support.scripted_llm import Reply, ScriptedLLM, call, reply
 
 pytestmark = pytest.mark.slow
 
 SWITCHES = ("--no-critic", "--no-memory")
 HEAVY = ("torch", "langgraph", "sentence_transformers", "qdrant_client", "ducklm.runtime.facade")
-HEAVY_CHECK = f"""
-import json, sys
-from ducklm.cli.main import main
-code = main(sys.argv[1:])
-heavy = {HEAVY!r}
-loaded = sorted(m for m in sys.modules if any(m == h or m.startswith(h + ".") for h in heavy))
-print("LOADED " + json.dumps(loaded), file=sys.stderr)
-sys.exit(code)
-"""
 
 
 def respond(body: dict[str, Any]) -> Reply:
@@ -165,15 +155,11 @@ async def test_a_command_for_the_server_loads_no_graph_and_no_torch(
     fast_env: dict[str, str], tmp_path: Path
 ) -> None:
     async with serving(fast_env, tmp_path, limit_s=120):
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-c", HEAVY_CHECK, "chat", "hi", *SWITCHES,
-            env=cut_off(fast_env), cwd=tmp_path,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
-        out, err = await asyncio.wait_for(proc.communicate(), 60)
-    assert proc.returncode == 0, err.decode()
-    assert out.decode() == "Quack quack.\n"
-    loaded = json.loads(err.decode().rsplit("LOADED ", 1)[1])
+        result, loaded = await run_cli_loading(
+            HEAVY, "chat", "hi", *SWITCHES, env=cut_off(fast_env), cwd=tmp_path
+        )
+    assert result.code == 0, result.stderr
+    assert result.stdout == "Quack quack.\n"
     assert loaded == []
 
 

@@ -8,7 +8,7 @@ import os
 import re
 import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,6 +74,34 @@ async def run_cli(
     )
     assert proc.returncode is not None
     return CliResult(proc.returncode, out.decode(), err.decode())
+
+
+LOADS_SCRIPT = """
+import json, sys
+from ducklm.cli.main import main
+code = main(sys.argv[2:])
+named = json.loads(sys.argv[1])
+loaded = [m for m in sys.modules if any(m == n or m.startswith(n + ".") for n in named)]
+print("LOADED " + json.dumps(sorted(loaded)), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+async def run_cli_loading(
+    modules: Sequence[str], *args: str, env: dict[str, str], cwd: Path, limit_s: float = 60
+) -> tuple[CliResult, list[str]]:
+    """`run_cli`, and which of `modules` (or their submodules) the command imported."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", LOADS_SCRIPT, json.dumps(list(modules)), *args, env=env, cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), limit_s)
+    assert proc.returncode is not None
+    text = err.decode()
+    assert "LOADED " in text, f"the command ended before saying what it loaded:\n{text}"
+    stderr, _, loaded = text.rpartition("LOADED ")
+    return CliResult(proc.returncode, out.decode(), stderr), json.loads(loaded)
 
 
 async def kill_mid_run(llm: ScriptedLLM, env: dict[str, str], cwd: Path, thread: str) -> None:
