@@ -15,7 +15,7 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +23,9 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ducklm.config.yaml_files import load_yaml_model
 from ducklm.models.tokens import TokenCounter, fit_head
+
+if TYPE_CHECKING:
+    from ducklm.config.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -191,6 +194,11 @@ class SkillRegistry:
 def default_skills_dir() -> Path:
     """The `skills/` folder beside the `ducklm` package (a source or editable install)."""
     return Path(__file__).parents[2] / "skills"  # ducklm/learning/skills.py -> the root
+
+
+def skills_dir_of(settings: Settings) -> Path:
+    """The folder DuckLM loads skills from: `DUCK_SKILLS_DIR`, else the bundled one."""
+    return settings.skills_dir or default_skills_dir()
 
 
 def trigger_hits(skill: Skill, task: str) -> int:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ducklm.config.settings import Settings
-from ducklm.learning.skills import SkillRegistry, default_skills_dir
+from ducklm.learning.skills import SkillRegistry, skills_dir_of
 from ducklm.mcp.servers import McpServers, open_mcp
 from ducklm.memory import MemoryStore, open_episodes, open_memory
 from ducklm.models.clients import ModelRoles
@@ -146,7 +146,7 @@ def _load_static(settings: Settings) -> _Static:
     )
     secure_data_dir(settings.data_dir)
     settings.workspace.mkdir(parents=True, exist_ok=True)
-    skills_dir = settings.skills_dir or default_skills_dir()
+    skills_dir = skills_dir_of(settings)
     protected = [settings.data_dir, default_models_path().parent, prompts_dir(), skills_dir]
     if settings.models_config:
         protected.append(settings.models_config)
