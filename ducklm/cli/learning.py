@@ -2,7 +2,9 @@
 
 The memory commands have two forms: in-process (`cmd_memory_*`, on `DuckLM`'s store) and
 through a `ducklm serve` on the same data dir (`remote_memory_*`, whose store holds the
-embedded Qdrant and the embedding model). Both print the same lines.
+embedded Qdrant and the embedding model). Both print the same lines. The skills and
+experience commands read files and tables only: they open neither the runtime nor a
+server's connection, so they take a second, not the runtime's several.
 """
 
 from __future__ import annotations
@@ -54,18 +56,18 @@ def add_learning_commands(sub: Any) -> None:
     ssub = skills.add_subparsers(dest="skills_command", required=True)
     skills_list = ssub.add_parser("list", help="skills that loaded, and problems")
     skills_list.add_argument("--json", action="store_true", help="one JSON object per line")
-    skills_list.set_defaults(command_fn=cmd_skills_list)
+    skills_list.set_defaults(standalone_fn=cmd_skills_list)
     proposals = ssub.add_parser("proposals", help="patches the critic suggested")
     proposals.add_argument("--json", action="store_true", help="one JSON object per line")
-    proposals.set_defaults(command_fn=cmd_skills_proposals)
+    proposals.set_defaults(standalone_fn=cmd_skills_proposals)
     apply = ssub.add_parser("apply", help="apply a proposal to its skill")
     apply.add_argument("proposal_id")
-    apply.set_defaults(command_fn=cmd_skills_apply)
+    apply.set_defaults(standalone_fn=cmd_skills_apply)
 
     experience = sub.add_parser("experience", help="the critic's reflections, newest first")
     experience.add_argument("--thread")
     experience.add_argument("--json", action="store_true")
-    experience.set_defaults(command_fn=cmd_experience)
+    experience.set_defaults(standalone_fn=cmd_experience)
 
 
 def _memory(duck: DuckLM) -> MemoryStore:
@@ -213,24 +215,27 @@ def _print_deleted(memory_id: str, deleted: bool) -> int:
     return EXIT_USAGE
 
 
-async def cmd_skills_list(duck: DuckLM, args: argparse.Namespace) -> int:
-    """`ducklm skills list`."""
-    for skill in duck.context.skills.skills:
+async def cmd_skills_list(settings: Settings, args: argparse.Namespace) -> int:
+    """`ducklm skills list`: reads the skill files, nothing else."""
+    from ducklm.learning.skills import SkillRegistry, skills_dir_of  # noqa: PLC0415
+
+    registry = await asyncio.to_thread(SkillRegistry.load, skills_dir_of(settings))
+    for skill in registry.skills:
         if args.json:
             print(skill.model_dump_json())
         else:
             print(f"{skill.id:<20} {skill.description}")
     # Problems go to stderr either way, so a JSON listing stays one skill per line.
-    for problem in duck.context.skills.problems:
+    for problem in registry.problems:
         print(f"skipped {problem.path}: {problem.message}", file=sys.stderr)
     return 0
 
 
-async def cmd_skills_proposals(duck: DuckLM, args: argparse.Namespace) -> int:
-    """`ducklm skills proposals`."""
-    from ducklm.learning.skill_proposals import list_proposals  # noqa: PLC0415  in-process only
+async def cmd_skills_proposals(settings: Settings, args: argparse.Namespace) -> int:
+    """`ducklm skills proposals`: reads the proposal files."""
+    from ducklm.learning.skill_proposals import list_proposals  # noqa: PLC0415
 
-    for proposal in await asyncio.to_thread(list_proposals, duck.context.settings.proposals_dir):
+    for proposal in await asyncio.to_thread(list_proposals, settings.proposals_dir):
         if args.json:
             print(proposal.model_dump_json())
         else:
@@ -238,21 +243,26 @@ async def cmd_skills_proposals(duck: DuckLM, args: argparse.Namespace) -> int:
     return 0
 
 
-async def cmd_skills_apply(duck: DuckLM, args: argparse.Namespace) -> int:
-    """`ducklm skills apply`."""
-    from ducklm.learning.skill_proposals import apply_proposal  # noqa: PLC0415  in-process only
+async def cmd_skills_apply(settings: Settings, args: argparse.Namespace) -> int:
+    """`ducklm skills apply`: patches a skill file (a server picks it up at its next start)."""
+    from ducklm.learning.skill_proposals import apply_proposal  # noqa: PLC0415
+    from ducklm.learning.skills import skills_dir_of  # noqa: PLC0415
 
-    context = duck.context
     path = await asyncio.to_thread(
-        apply_proposal, context.settings.proposals_dir, context.skills_dir, args.proposal_id
+        apply_proposal, settings.proposals_dir, skills_dir_of(settings), args.proposal_id
     )
     print(f"applied {args.proposal_id} to {path}")
     return 0
 
 
-async def cmd_experience(duck: DuckLM, args: argparse.Namespace) -> int:
-    """`ducklm experience`."""
-    for record in await duck.context.experience.list(thread_id=args.thread):
+async def cmd_experience(settings: Settings, args: argparse.Namespace) -> int:
+    """`ducklm experience`: reads the critic's records from DuckLM's tables."""
+    from ducklm.stores.experience import ExperienceLog  # noqa: PLC0415
+    from ducklm.stores.operator import open_operator_stores  # noqa: PLC0415
+
+    async with open_operator_stores(settings) as stores:
+        records = await ExperienceLog(stores.db).list(thread_id=args.thread)
+    for record in records:
         if args.json:
             print(json.dumps(asdict(record)))
         else:

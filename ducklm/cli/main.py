@@ -178,10 +178,10 @@ def build_parser() -> argparse.ArgumentParser:
     approvals_sub = approvals.add_subparsers(dest="approvals_command", required=True)
     listing = approvals_sub.add_parser("list", help="list the rules")
     listing.add_argument("--json", action="store_true")
-    listing.set_defaults(command_fn=cmd_approvals_list)
+    listing.set_defaults(standalone_fn=cmd_approvals_list)
     revoke = approvals_sub.add_parser("revoke", help="revoke a rule by id")
     revoke.add_argument("rule_id", type=int)
-    revoke.set_defaults(command_fn=cmd_approvals_revoke)
+    revoke.set_defaults(standalone_fn=cmd_approvals_revoke)
     add_learning_commands(sub)
     add_ops_commands(sub)
     add_server_commands(sub)
@@ -213,9 +213,14 @@ async def cmd_doctor(duck: DuckLM, args: argparse.Namespace) -> int:
     return 0 if all(c.ok for c in checks) else 1
 
 
-async def cmd_approvals_list(duck: DuckLM, args: argparse.Namespace) -> int:
-    """`ducklm approvals list`."""
-    for rule in await duck.approval_rules():
+async def cmd_approvals_list(settings: Settings, args: argparse.Namespace) -> int:
+    """`ducklm approvals list`: reads the rules from DuckLM's tables."""
+    from ducklm.stores.approvals import ApprovalRules  # noqa: PLC0415
+    from ducklm.stores.operator import open_operator_stores  # noqa: PLC0415
+
+    async with open_operator_stores(settings) as stores:
+        rules = await ApprovalRules(stores.db).list()
+    for rule in rules:
         if args.json:
             print(json.dumps(rule.__dict__))
         else:
@@ -223,9 +228,14 @@ async def cmd_approvals_list(duck: DuckLM, args: argparse.Namespace) -> int:
     return 0
 
 
-async def cmd_approvals_revoke(duck: DuckLM, args: argparse.Namespace) -> int:
+async def cmd_approvals_revoke(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm approvals revoke`."""
-    if await duck.revoke_rule(args.rule_id):
+    from ducklm.stores.approvals import ApprovalRules  # noqa: PLC0415
+    from ducklm.stores.operator import open_operator_stores  # noqa: PLC0415
+
+    async with open_operator_stores(settings) as stores:
+        revoked = await ApprovalRules(stores.db).revoke(args.rule_id)
+    if revoked:
         print(f"revoked rule {args.rule_id}")
         return 0
     print(f"ducklm: no rule with id {args.rule_id}", file=sys.stderr)

@@ -1,5 +1,7 @@
 """Operator commands as separate processes: recovery after a kill, threads, events
---follow, history --checkpoints, replay, prune, models ping, doctor."""
+--follow, history --checkpoints, replay, prune, models ping, doctor; and that the ones
+that only read tables or files (threads, events, approvals, experience, skills) load
+neither the graph nor the model libraries."""
 
 from __future__ import annotations
 
@@ -11,7 +13,11 @@ from typing import Any
 import pytest
 
 from ducklm.config.settings import Settings
+from ducklm.learning.skills import SkillRegistry
 from ducklm.runtime.facade import DuckLM
+from ducklm.stores.approvals import ApprovalRules
+from ducklm.stores.experience import ExperienceLog, ExperienceRecord
+from ducklm.stores.operator import open_operator_stores
 from tests.support.cli import CliResult, cli_env, kill_mid_run, run_cli, run_cli_loading
 from tests.support.scripted_llm import ScriptedLLM, reply
 from tests.support.server import serve, stream
@@ -176,3 +182,31 @@ async def test_threads_and_events_read_the_tables_without_the_graph(
     types = [event["type"] for event in shown["events"]]
     assert types[0] == "run_started" and types[-1] == "done", types
     assert {event["thread_id"] for event in shown["events"]} == {"T1"}
+
+
+async def test_rules_reflections_and_skills_are_read_without_the_runtime(
+    settings: Settings, skills_dir: Path, tmp_path: Path
+) -> None:
+    async with open_operator_stores(settings) as stores:
+        await ApprovalRules(stores.db).add("file_write", "overwrite:a.txt", "overwrite a.txt")
+        for thread, lesson in (("T1", "Look first."), ("T2", "Ask less.")):
+            record = ExperienceRecord("", thread, None, 0.8, "Listed the files.", lesson=lesson)
+            await ExperienceLog(stores.db).add(record)
+    env = cli_env(settings)
+    shown: dict[str, list[dict[str, Any]]] = {}
+    for command in (
+        ("approvals", "list", "--json"),
+        ("experience", "--thread", "T1", "--json"),
+        ("skills", "list", "--json"),
+    ):
+        result, loaded = await run_cli_loading(HEAVY, *command, env=env, cwd=tmp_path)
+        assert result.code == 0, result.stderr
+        assert loaded == [], command
+        shown[command[0]] = result.events()
+    assert [(r["tool"], r["pattern"]) for r in shown["approvals"]] == [
+        ("file_write", "overwrite:a.txt")
+    ]
+    assert [(r["thread_id"], r["lesson"]) for r in shown["experience"]] == [("T1", "Look first.")]
+    bundled = await asyncio.to_thread(SkillRegistry.load, skills_dir)
+    assert [s["id"] for s in shown["skills"]] == [s.id for s in bundled.skills]
+    assert bundled.skills, "the copy of the bundled skills has skills to list"
