@@ -21,18 +21,17 @@ import logging
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
 
 from langchain_core.tools import BaseTool
-from langchain_mcp_adapters.sessions import create_session
-from langchain_mcp_adapters.tools import load_mcp_tools
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 from ducklm.mcp.config import ServerSpec
 from ducklm.mcp.errors import failure_words
 from ducklm.mcp.tools import adapt_tool
 from ducklm.stores.private import create_private_file
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +125,10 @@ class McpServer:
         log.warning("%s", self.error)
 
     async def _hold(self, ready: asyncio.Future[None]) -> None:
+        # The MCP SDK and its adapters load when a server starts: about 0.6 s of imports
+        # that every DuckLM process paid, mcp.json or not.
+        from langchain_mcp_adapters.tools import load_mcp_tools  # noqa: PLC0415
+
         try:
             async with self._open() as session:
                 await session.initialize()
@@ -152,6 +155,10 @@ class McpServer:
 
     @contextlib.asynccontextmanager
     async def _open(self) -> AsyncIterator[ClientSession]:
+        from langchain_mcp_adapters.sessions import create_session  # noqa: PLC0415  see _hold
+        from mcp import ClientSession, StdioServerParameters  # noqa: PLC0415
+        from mcp.client.stdio import stdio_client  # noqa: PLC0415
+
         spec = self.spec
         if spec.transport == "http":
             connection = {
