@@ -125,7 +125,7 @@ class McpServer:
         log.warning("%s", self.error)
 
     async def _hold(self, ready: asyncio.Future[None]) -> None:
-        # The MCP SDK and its adapters load when a server starts: about 0.6 s of imports
+        # The MCP SDK and its adapters load when a server starts: about 1 s of imports
         # that every DuckLM process paid, mcp.json or not.
         from langchain_mcp_adapters.tools import load_mcp_tools  # noqa: PLC0415
 
