@@ -72,9 +72,7 @@ class DuckContext:
     experience: ExperienceLog
     """The critic's reflections."""
     skills: SkillRegistry
-    """Skills loaded from `skills_dir`."""
-    skills_dir: Path
-    """Where skills and skill proposals live."""
+    """Skills loaded from the skills folder (`ducklm.learning.skills.skills_dir_of`)."""
     tokens: BatchTokenCounter
     """Counts tokens: the model server's tokenizer when it has one, else an estimate."""
     vault: SecretVault
@@ -136,7 +134,6 @@ class _Static:
     prompts: Prompts
     commands: CommandPolicy
     skills: SkillRegistry
-    skills_dir: Path
     protected: tuple[Path, ...]
 
 
@@ -155,7 +152,6 @@ def _load_static(settings: Settings) -> _Static:
         prompts=load_prompts(roles),
         commands=load_command_policy(),
         skills=SkillRegistry.load(skills_dir),
-        skills_dir=skills_dir,
         protected=tuple(p.resolve() for p in protected),
     )
 
@@ -199,7 +195,6 @@ async def open_dependencies(
             episodes=episodes,
             experience=ExperienceLog(db),
             skills=static.skills,
-            skills_dir=static.skills_dir,
             tokens=tokens,
             vault=SecretVault(),
             protected=static.protected,
