@@ -13,6 +13,8 @@ from typing import Annotated
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from ducklm.config.data_dir import DataDir
+
 ENV_PREFIX = "DUCK_"
 DATABASE_SCHEMES = ("postgresql://", "postgres://")
 SECRET_FIELDS = frozenset({"database_url", "llm_api_key", "api_token"})
@@ -173,39 +175,24 @@ class Settings(BaseSettings):
         return self
 
     @property
-    def checkpoint_db(self) -> Path:
-        """SQLite file of LangGraph's checkpointer."""
-        return self.data_dir / "checkpoints.sqlite"
+    def files(self) -> DataDir:
+        """Every file under the data dir (`config/data_dir.py`)."""
+        return DataDir(self.data_dir)
 
     @property
     def database_location(self) -> Path | str:
         """Where DuckLM's tables live: the PostgreSQL URL, else the SQLite file."""
-        return self.database_url or self.duck_db
+        return self.database_url or self.files.database
 
     @property
     def checkpoint_location(self) -> Path | str:
         """Where LangGraph's checkpoints live: the PostgreSQL URL, else their SQLite file."""
-        return self.database_url or self.checkpoint_db
-
-    @property
-    def qdrant_path(self) -> Path:
-        """Folder of the embedded Qdrant (used when `qdrant_url` is unset)."""
-        return self.data_dir / "qdrant"
-
-    @property
-    def proposals_dir(self) -> Path:
-        """Skill proposals the critic writes: runtime output, so in the data dir."""
-        return self.data_dir / "skill_proposals"
+        return self.database_url or self.files.checkpoints
 
     @property
     def mcp_config_path(self) -> Path:
         """The MCP servers file: `mcp_config`, else `mcp.json` in the data dir."""
-        return self.mcp_config or self.data_dir / "mcp.json"
-
-    @property
-    def duck_db(self) -> Path:
-        """SQLite file of DuckLM's own tables (runs, audit events, approval rules)."""
-        return self.data_dir / "ducklm.sqlite"
+        return self.mcp_config or self.files.mcp_config
 
 
 def load_settings(env_file: str | Path | None = ".env", **overrides: object) -> Settings:

@@ -16,21 +16,22 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ducklm.config.settings import Settings, SettingsError, load_settings
     from ducklm.graph.builder import build_graph
+    from ducklm.graph.context import DuckContext
+    from ducklm.graph.dependencies import open_dependencies
     from ducklm.graph.state import DuckState, InputState
-    from ducklm.runtime.context import DuckContext, open_dependencies
-    from ducklm.runtime.events import EVENT_TYPES, Event, EventType, RunStatus
+    from ducklm.kit.events import EVENT_TYPES, Event, EventType, RunStatus
     from ducklm.runtime.facade import DuckLM, NotWaitingError, RunResult, new_thread_id
     from ducklm.tools.hitl import Decision, DecisionError
     from ducklm.undo import UndoError, UndoRefused, UndoResult
 
 # Each public name and the module that defines it.
 _EXPORTS = {
-    "DuckContext": "ducklm.runtime.context",
-    "open_dependencies": "ducklm.runtime.context",
-    "EVENT_TYPES": "ducklm.runtime.events",
-    "Event": "ducklm.runtime.events",
-    "EventType": "ducklm.runtime.events",
-    "RunStatus": "ducklm.runtime.events",
+    "DuckContext": "ducklm.graph.context",
+    "open_dependencies": "ducklm.graph.dependencies",
+    "EVENT_TYPES": "ducklm.kit.events",
+    "Event": "ducklm.kit.events",
+    "EventType": "ducklm.kit.events",
+    "RunStatus": "ducklm.kit.events",
     "build_graph": "ducklm.graph.builder",
     "DuckState": "ducklm.graph.state",
     "InputState": "ducklm.graph.state",

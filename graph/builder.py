@@ -4,7 +4,7 @@
                         action -(no calls)-> thinker -> [critic] -> [memory_policy] -> END
                         action -(its reply is the answer)-> [critic] -> ...
 
-    (`context` routes the turn, prepares it and recalls memories: `turn_start.py`.)
+    (`context` routes the turn, prepares it and recalls memories: `nodes/turn_start.py`.)
 
 The builder is returned uncompiled: whoever opens a checkpointer compiles it (the
 library facade, the CLI, the server, tests); `langgraph.json` gets it compiled without
@@ -22,6 +22,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
+from ducklm.graph.context import DuckContext, RunSwitches
 from ducklm.graph.routing import (
     route_after_action,
     route_after_answer,
@@ -31,7 +32,6 @@ from ducklm.graph.routing import (
     route_after_tool,
 )
 from ducklm.graph.state import DuckState, InputState
-from ducklm.graph.turn_start import start_turn
 from ducklm.models.errors import is_retryable
 from ducklm.nodes.action import decide_action
 from ducklm.nodes.coder import propose_code
@@ -41,7 +41,7 @@ from ducklm.nodes.planner import write_plan
 from ducklm.nodes.step_review import review_step
 from ducklm.nodes.thinker import write_answer
 from ducklm.nodes.tool import run_tools
-from ducklm.runtime.context import DuckContext, RunSwitches
+from ducklm.nodes.turn_start import start_turn
 
 Node = Callable[[DuckState, Runtime[DuckContext]], Awaitable[dict[str, Any]]]
 DuckGraph = CompiledStateGraph[DuckState, DuckContext, InputState, DuckState]
@@ -91,7 +91,7 @@ def build_graph(
     for name, node, policy in nodes:
         fn: Any = _with_default_context(node, default_context) if default_context else node
         builder.add_node(name, fn, retry_policy=policy)
-    # route, context and recall are one node, `context` (`turn_start.py`): as three
+    # route, context and recall are one node, `context` (`nodes/turn_start.py`): as three
     # tasks of one superstep each cost LangGraph's per-task plumbing and checkpoint writes.
     builder.add_edge(START, "context")
     builder.add_conditional_edges("context", _on_loop(route_after_context))

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Literal
 
 from langchain_core.messages import AIMessage
-from langchain_core.messages.tool import ToolCall
 
 from ducklm.graph.state import DuckState
-from ducklm.tools.coder_tools import CODER_TOOL_NAMES
+from ducklm.turn.coding.pending import pending_coder_calls
 
 AfterAnswer = Literal["critic", "memory_policy", "__end__"]
 
@@ -74,15 +73,3 @@ def route_after_answer(state: DuckState) -> AfterAnswer:
 def route_after_critic(state: DuckState) -> Literal["memory_policy", "__end__"]:
     """The memory policy runs when switched on."""
     return "memory_policy" if state.run_memory_policy else "__end__"
-
-
-def pending_coder_calls(state: DuckState) -> list[ToolCall]:
-    """The last action's coder calls that have no proposal yet."""
-    last = state.messages[-1] if state.messages else None
-    if not isinstance(last, AIMessage):
-        return []
-    return [
-        call
-        for call in last.tool_calls
-        if call["name"] in CODER_TOOL_NAMES and (call["id"] or "") not in state.code_proposals
-    ]

@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 
 from ducklm.config.settings import load_settings
 from ducklm.graph.builder import DuckGraph, build_graph
-from ducklm.runtime.context import open_dependencies
+from ducklm.graph.dependencies import open_dependencies
 
 builder = build_graph()
 graph = builder.compile(name="ducklm")

@@ -9,7 +9,7 @@ step is that call, made without asking the model (`shortcut` in the event); for 
 from __future__ import annotations
 
 import uuid
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.messages import (
     AIMessage,
@@ -22,13 +22,15 @@ from langchain_core.messages.tool import ToolCall
 from langgraph.runtime import Runtime
 
 from ducklm.graph.state import DuckState
+from ducklm.kit.events import TokenSender
 from ducklm.nodes.action_json import decide_with_directive
-from ducklm.runtime.context import DuckContext
-from ducklm.runtime.events import TokenSender
 from ducklm.turn.action_decision import report_decision, report_message
 from ducklm.turn.planning.text import step_brief
 from ducklm.turn.prompting.messages import offered_tools, role_messages
 from ducklm.turn.shortcuts import NO_TOOL
+
+if TYPE_CHECKING:
+    from ducklm.graph.context import DuckContext
 
 
 async def decide_action(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import openai
 from langchain_core.messages import AIMessage, HumanMessage
@@ -26,11 +26,10 @@ from pydantic import ValidationError
 
 from ducklm.config.yaml_files import validation_details
 from ducklm.graph.state import DuckState
+from ducklm.kit.events import emit
 from ducklm.models.clients import schema_instructions
 from ducklm.models.prompts import Prompts
 from ducklm.models.roles import StructuredOutput
-from ducklm.runtime.context import DuckContext
-from ducklm.runtime.events import emit
 from ducklm.tools.registry import ToolRegistry
 from ducklm.turn.action_decision import report_decision
 from ducklm.turn.directive_schema import ANSWER, directive_examples, directive_schema
@@ -40,6 +39,9 @@ from ducklm.turn.prompting.structured import (
     JSONReplyError,
     parse_json,
 )
+
+if TYPE_CHECKING:
+    from ducklm.graph.context import DuckContext
 
 MAX_DIRECTIVE_ACTIONS = 4
 

@@ -11,19 +11,21 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages.tool import ToolCall
 from langgraph.runtime import Runtime
 
-from ducklm.graph.routing import pending_coder_calls
 from ducklm.graph.state import DuckState
+from ducklm.kit.events import emit
 from ducklm.models.errors import describe
-from ducklm.runtime.context import DuckContext
-from ducklm.runtime.events import emit
 from ducklm.tools.errors import ToolError
 from ducklm.turn.coding.coder import CoderError, propose_change
+from ducklm.turn.coding.pending import pending_coder_calls
 from ducklm.turn.coding.proposals import CoderFailure, CoderOp, Proposal
+
+if TYPE_CHECKING:
+    from ducklm.graph.context import DuckContext
 
 OPS: dict[str, tuple[CoderOp, str]] = {
     "generate_code": ("generate", "instructions"),

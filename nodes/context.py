@@ -10,22 +10,24 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from ducklm.graph.state import DuckState
+from ducklm.kit.events import emit
+from ducklm.kit.workspaces import resolve_workspace
 from ducklm.learning.skills import Embed
 from ducklm.mcp.selection import choose_tools
 from ducklm.models.tokens import estimate_tokens, fit_head_tail
 from ducklm.nodes.route import rules_route
-from ducklm.runtime.context import DuckContext
-from ducklm.runtime.events import emit
-from ducklm.runtime.workspaces import resolve_workspace
 from ducklm.turn.prompting.messages import pack_for_role
 from ducklm.turn.prompting.structured import with_system
 from ducklm.turn.prompting.transcript import latest_request, transcript_text
+
+if TYPE_CHECKING:
+    from ducklm.graph.context import DuckContext
 
 log = logging.getLogger(__name__)
 

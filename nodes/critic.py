@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field, field_validator
 
 from ducklm.graph.state import DuckState
+from ducklm.kit.events import emit
 from ducklm.learning.skill_proposals import NewProposal, write_proposal
-from ducklm.runtime.context import DuckContext
-from ducklm.runtime.events import emit
 from ducklm.stores.experience import ExperienceRecord
 from ducklm.turn.prompting.structured import review_turn, unit_score
+
+if TYPE_CHECKING:
+    from ducklm.graph.context import DuckContext
 
 CRITIC_FAILED = "The critic could not review this turn; the answer is not affected."
 NOT_KEPT = "The critic's reflection could not be stored; the answer is not affected."
@@ -78,7 +80,9 @@ async def _keep(
             lesson=critique.reusable_lesson,
             thread_id=thread_id,
         )
-        proposal_id = (await asyncio.to_thread(write_proposal, ctx.settings.proposals_dir, new)).id
+        proposal_id = (
+            await asyncio.to_thread(write_proposal, ctx.settings.files.skill_proposals, new)
+        ).id
     record = await ctx.experience.add(
         ExperienceRecord(
             id="",

@@ -8,17 +8,19 @@ streamed and its failure never loses the answer.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field, field_validator
 
 from ducklm.graph.state import DuckState
+from ducklm.kit.events import emit
 from ducklm.memory import MemoryStore
-from ducklm.runtime.context import DuckContext
-from ducklm.runtime.events import emit
 from ducklm.turn.memory_rules import Neighbour, RuleDecision, decide
 from ducklm.turn.prompting.structured import review_turn, unit_score
+
+if TYPE_CHECKING:
+    from ducklm.graph.context import DuckContext
 
 POLICY_FAILED = "The memory policy could not review this turn; the answer is not affected."
 NOTHING = RuleDecision("skip", "the memory policy found nothing worth remembering")

@@ -8,15 +8,14 @@ stops the turn. The same asking serves revisions, after a step failed twice.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from ducklm.graph.state import DuckState
+from ducklm.kit.events import emit
 from ducklm.models.roles import ROLE_NAMES
-from ducklm.runtime.context import DuckContext
-from ducklm.runtime.events import emit
 from ducklm.turn.planning.flow import begin_next_step
 from ducklm.turn.planning.plans import (
     Plan,
@@ -29,6 +28,9 @@ from ducklm.turn.planning.plans import (
     validate_plan,
 )
 from ducklm.turn.prompting.structured import JSONReplyError, parse_json, system_prompt, with_system
+
+if TYPE_CHECKING:
+    from ducklm.graph.context import DuckContext
 
 MAX_PLAN_STEPS = 6
 """More steps than a small model can carry through one turn's budget."""

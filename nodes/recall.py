@@ -20,21 +20,23 @@ from __future__ import annotations
 import functools
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
 from ducklm.graph.state import DuckState
+from ducklm.kit.events import emit
 from ducklm.memory import MemoryHit, MemoryStore, SearchResult
 from ducklm.memory.dates import Window, find_window_async
 from ducklm.nodes.route import rules_route
-from ducklm.runtime.context import DuckContext
-from ducklm.runtime.events import emit
 from ducklm.turn.prompting.recalled import SPEAKERS
 from ducklm.turn.prompting.structured import ask_validated, system_prompt, with_system
 from ducklm.turn.prompting.transcript import latest_request
+
+if TYPE_CHECKING:
+    from ducklm.graph.context import DuckContext
 
 log = logging.getLogger(__name__)
 

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import logging
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
 from ducklm.graph.state import DuckState
-from ducklm.runtime.context import DuckContext
-from ducklm.runtime.events import emit
+from ducklm.kit.events import emit
 from ducklm.turn.prompting.structured import ask_json, system_prompt, with_system
 from ducklm.turn.prompting.transcript import latest_request
 from ducklm.turn.router import (
@@ -30,6 +29,9 @@ from ducklm.turn.router import (
     merge_answer,
     route_question,
 )
+
+if TYPE_CHECKING:
+    from ducklm.graph.context import DuckContext
 
 log = logging.getLogger(__name__)
 

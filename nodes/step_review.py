@@ -11,20 +11,22 @@ are skipped and the thinker answers honestly with what was done.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
 from ducklm.graph.state import DuckState
+from ducklm.kit.events import emit
 from ducklm.nodes.planner import revise_plan
-from ducklm.runtime.context import DuckContext
-from ducklm.runtime.events import emit
 from ducklm.turn.planning.flow import begin_next_step, skip_pending, step_started
 from ducklm.turn.planning.plans import PlanStep, StepResults, StepStatuses
 from ducklm.turn.planning.text import clip_result
 from ducklm.turn.prompting.structured import ask_validated, system_prompt, with_system
+
+if TYPE_CHECKING:
+    from ducklm.graph.context import DuckContext
 
 NO_RESULT = "(the step produced no result)"
 CHECK_REQUEST = """Plan step {id}: {goal}

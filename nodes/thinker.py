@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from ducklm.graph.state import DuckState
+from ducklm.kit.events import TokenSender
 from ducklm.models.errors import PartialAnswerError
-from ducklm.runtime.context import DuckContext
-from ducklm.runtime.events import TokenSender
 from ducklm.turn.planning.text import plan_report
 from ducklm.turn.prompting.messages import role_messages
 from ducklm.turn.prompting.transcript import observations_text
+
+if TYPE_CHECKING:
+    from ducklm.graph.context import DuckContext
 
 EMPTY_ANSWER = "(The model returned an empty answer.)"
 STEP_LIMIT_NOTE = "The tool step limit ({n}) was reached; answer with what you have."

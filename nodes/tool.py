@@ -20,20 +20,22 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from ducklm.graph.state import DuckState
-from ducklm.runtime.context import DuckContext
-from ducklm.runtime.events import emit
+from ducklm.kit.events import emit
 from ducklm.tools.policy import PolicyEnv
 from ducklm.turn.tool_step.plan import DecidedCall, decide_call, plan_call
 from ducklm.turn.tool_step.questions import Asking, PasswordFor, ask_passwords, ask_person
 from ducklm.turn.tool_step.run import execute
 from ducklm.turn.tool_step.taint import first_taint
 from ducklm.undo.step import StepCheckpoint
+
+if TYPE_CHECKING:
+    from ducklm.graph.context import DuckContext
 
 INVALID_CALL = "the call to {name!r} could not be read: {error}"
 

@@ -1,6 +1,6 @@
 """The FastAPI server: app factory, routes, SSE adapter, security, Agent Protocol door.
 
-`create_app` loads on first use (PEP 562): the thin CLI imports `ducklm.server.token`,
+`create_app` loads on first use (PEP 562): the thin CLI imports `ducklm.kit.token`,
 which must not bring in FastAPI, the runtime and the graph with this package.
 """
 

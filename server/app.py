@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from fastapi import Depends, FastAPI
 
 from ducklm.config.settings import Settings
+from ducklm.kit.token import load_token
 from ducklm.runtime.facade import DuckLM
 from ducklm.server import errors
 from ducklm.server.agent_protocol import agent_protocol_router
@@ -19,7 +20,6 @@ from ducklm.server.routes.status import package_version
 from ducklm.server.security import GuardMiddleware, require_bearer, require_token
 from ducklm.server.session import Logins
 from ducklm.server.tasks import TaskHub
-from ducklm.server.token import load_token
 from ducklm.server.web import ui_files, web_router
 from ducklm.stores.prune import auto_prune
 

@@ -15,8 +15,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
+from ducklm.kit.workspaces import WorkspaceError
 from ducklm.runtime.facade import NotWaitingError
-from ducklm.runtime.workspaces import WorkspaceError
 from ducklm.server.tasks import TaskNotFound, ThreadBusy
 from ducklm.tools.hitl import DecisionError
 

@@ -12,8 +12,8 @@ from fastapi import APIRouter, HTTPException, Request, Response, status
 from fastapi.responses import JSONResponse, RedirectResponse
 from pydantic import BaseModel
 
+from ducklm.kit.token import same_token
 from ducklm.server.session import CSRF_HEADER, browser_session, cookie_name, logins
-from ducklm.server.token import same_token
 from ducklm.server.web import login_page
 
 USED_CODE = "That login link has expired or was already used: run `ducklm open` for a fresh one."

@@ -13,10 +13,10 @@ from typing import Any, Literal, get_args
 from fastapi import status
 from pydantic import BaseModel, ConfigDict, Field
 
+from ducklm.kit.events import EventType, RunStatus
 from ducklm.learning.skills import Skill
 from ducklm.memory.records import Scope
 from ducklm.models.roles import RoleName, StructuredOutput, ToolMode
-from ducklm.runtime.events import EventType, RunStatus
 from ducklm.stores.tasks import TaskStatus
 from ducklm.tools.sandbox.runner import Protection
 
@@ -55,7 +55,7 @@ def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
 
 
 class EventView(BaseModel):
-    """A run event (`ducklm.runtime.events`): its `type` and that type's own fields."""
+    """A run event (`ducklm.kit.events`): its `type` and that type's own fields."""
 
     model_config = ConfigDict(extra="allow")
 

@@ -25,9 +25,9 @@ from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ducklm.kit.token import same_token
 from ducklm.server.hosts import is_allowed_host, normal_names
 from ducklm.server.session import CSRF_HEADER, browser_session
-from ducklm.server.token import same_token
 
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})

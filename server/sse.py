@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Sequence
 
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from ducklm.runtime.events import Event
+from ducklm.kit.events import Event
 from ducklm.server.tasks import LiveTask
 
 HEARTBEAT_S = 15

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, NamedTuple
 
-from ducklm.runtime.events import Event
+from ducklm.kit.events import Event
 from ducklm.runtime.facade import DuckLM, NotWaitingError, new_thread_id
 from ducklm.stores import TaskRecord, ThreadRunning
 

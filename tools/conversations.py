@@ -19,7 +19,7 @@ from ducklm.memory.records import MemoryHit
 from ducklm.tools.errors import ToolError
 
 if TYPE_CHECKING:  # the context module imports the tool registry, which imports this
-    from ducklm.runtime.context import DuckContext
+    from ducklm.graph.context import DuckContext
 
 MAX_RESULTS = 5
 RESULT_CHARS = 400

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ducklm.mcp.info import McpToolInfo
+from ducklm.tools.mcp_info import McpToolInfo
 from ducklm.tools.policy import READ_ONLY_TOOLS, Verdict
 
 TRUSTED_READ = "a read-only tool of the trusted MCP server {server}"

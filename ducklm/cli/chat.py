@@ -20,7 +20,7 @@ from ducklm.cli.console import EXIT_CODES, ConsolePrinter, print_run
 from ducklm.tools.hitl import DecisionError, is_password_request
 
 if TYPE_CHECKING:
-    from ducklm.runtime.events import Event
+    from ducklm.kit.events import Event
 
 
 class ConversationDoor(Protocol):

@@ -7,8 +7,8 @@ import sys
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # ducklm.runtime.events imports LangGraph; the thin CLI prints without it
-    from ducklm.runtime.events import Event
+if TYPE_CHECKING:  # ducklm.kit.events imports LangGraph; the thin CLI prints without it
+    from ducklm.kit.events import Event
 
 EXIT_CODES = {"completed": 0, "interrupted": 3, "failed": 1}
 

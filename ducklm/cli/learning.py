@@ -235,7 +235,7 @@ async def cmd_skills_proposals(settings: Settings, args: argparse.Namespace) -> 
     """`ducklm skills proposals`: reads the proposal files."""
     from ducklm.learning.skill_proposals import list_proposals  # noqa: PLC0415
 
-    for proposal in await asyncio.to_thread(list_proposals, settings.proposals_dir):
+    for proposal in await asyncio.to_thread(list_proposals, settings.files.skill_proposals):
         if args.json:
             print(proposal.model_dump_json())
         else:
@@ -249,7 +249,7 @@ async def cmd_skills_apply(settings: Settings, args: argparse.Namespace) -> int:
     from ducklm.learning.skills import skills_dir_of  # noqa: PLC0415
 
     path = await asyncio.to_thread(
-        apply_proposal, settings.proposals_dir, skills_dir_of(settings), args.proposal_id
+        apply_proposal, settings.files.skill_proposals, skills_dir_of(settings), args.proposal_id
     )
     print(f"applied {args.proposal_id} to {path}")
     return 0
@@ -257,8 +257,8 @@ async def cmd_skills_apply(settings: Settings, args: argparse.Namespace) -> int:
 
 async def cmd_experience(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm experience`: reads the critic's records from DuckLM's tables."""
+    from ducklm.runtime.operator import open_operator_stores  # noqa: PLC0415
     from ducklm.stores.experience import ExperienceLog  # noqa: PLC0415
-    from ducklm.stores.operator import open_operator_stores  # noqa: PLC0415
 
     async with open_operator_stores(settings) as stores:
         records = await ExperienceLog(stores.db).list(thread_id=args.thread)

@@ -100,7 +100,7 @@ async def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
     elif ending is not None:
         await _print_ending(settings, ending)
     elif record is None:
-        print(f"not running (pid file {llama.pid_path(settings)})")
+        print(f"not running (pid file {settings.files.llama_pid})")
     else:
         state = "ready" if ready else "loading or not answering"
         up = time.time() - record.started_at
@@ -119,7 +119,7 @@ async def _print_ending(settings: Settings, ending: Ending) -> None:
         return
     print(f"{ending.label()} at {ending.when()} (pid {ending.pid})")
     print(f"fix: {ending.advice()}")
-    path = llama.log_path(settings)
+    path = settings.files.llama_log
     print(f"the end of {path}:")
     for line in await asyncio.to_thread(llama.tail, path, STATUS_LOG_LINES):
         print(f"  | {line}")
@@ -127,7 +127,7 @@ async def _print_ending(settings: Settings, ending: Ending) -> None:
 
 async def cmd_logs(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm llama logs`."""
-    path = llama.log_path(settings)
+    path = settings.files.llama_log
     for line in await asyncio.to_thread(llama.tail, path, args.lines):
         print(line)
     if not args.follow:

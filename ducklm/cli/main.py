@@ -123,7 +123,7 @@ async def _through_server(settings: Settings, args: argparse.Namespace) -> int |
 
 async def _run_in_process(command: Command, settings: Settings, args: argparse.Namespace) -> int:
     # The graph, LangChain and the embedding model load here, and only here.
-    from ducklm.runtime.context import NO_SANDBOX  # noqa: PLC0415
+    from ducklm.graph.dependencies import NO_SANDBOX  # noqa: PLC0415
     from ducklm.runtime.facade import DuckLM  # noqa: PLC0415
 
     async with DuckLM.open(settings) as duck:
@@ -215,8 +215,8 @@ async def cmd_doctor(duck: DuckLM, args: argparse.Namespace) -> int:
 
 async def cmd_approvals_list(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm approvals list`: reads the rules from DuckLM's tables."""
+    from ducklm.runtime.operator import open_operator_stores  # noqa: PLC0415
     from ducklm.stores.approvals import ApprovalRules  # noqa: PLC0415
-    from ducklm.stores.operator import open_operator_stores  # noqa: PLC0415
 
     async with open_operator_stores(settings) as stores:
         rules = await ApprovalRules(stores.db).list()
@@ -230,8 +230,8 @@ async def cmd_approvals_list(settings: Settings, args: argparse.Namespace) -> in
 
 async def cmd_approvals_revoke(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm approvals revoke`."""
+    from ducklm.runtime.operator import open_operator_stores  # noqa: PLC0415
     from ducklm.stores.approvals import ApprovalRules  # noqa: PLC0415
-    from ducklm.stores.operator import open_operator_stores  # noqa: PLC0415
 
     async with open_operator_stores(settings) as stores:
         revoked = await ApprovalRules(stores.db).revoke(args.rule_id)

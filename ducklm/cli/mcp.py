@@ -64,7 +64,7 @@ async def cmd_mcp_list(settings: Settings, args: argparse.Namespace) -> int:
 
 async def cmd_mcp_tools(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm mcp tools`."""
-    from ducklm.mcp.info import mcp_info  # noqa: PLC0415  LangChain loads only for mcp
+    from ducklm.tools.mcp_info import mcp_info  # noqa: PLC0415  LangChain loads only for mcp
 
     servers = await _started(settings)
     try:

@@ -1,6 +1,6 @@
 """Operator commands: `threads`, `events`, `history`, `replay`, `prune`, `models ping`.
 
-Everything but `replay` opens only DuckLM's SQLite files (`ducklm.stores.operator`), so
+Everything but `replay` opens only DuckLM's SQLite files (`ducklm.runtime.operator`), so
 it works beside a running server or chat without loading a model. The stores and the
 runtime are imported by the commands that use them: `import ducklm.cli.main` (which builds
 this parser) must stay light for the commands that go to a running server.
@@ -74,7 +74,7 @@ def add_ops_commands(sub: Any) -> None:
 
 async def cmd_threads(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm threads`."""
-    from ducklm.stores.operator import open_operator_stores  # noqa: PLC0415  see module doc
+    from ducklm.runtime.operator import open_operator_stores  # noqa: PLC0415  see module doc
 
     async with open_operator_stores(settings) as stores:
         for conversation in await stores.conversations.list(limit=args.limit):
@@ -96,7 +96,7 @@ async def cmd_threads(settings: Settings, args: argparse.Namespace) -> int:
 
 async def cmd_events(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm events [--follow]`."""
-    from ducklm.stores.operator import open_operator_stores  # noqa: PLC0415  see module doc
+    from ducklm.runtime.operator import open_operator_stores  # noqa: PLC0415  see module doc
 
     async with open_operator_stores(settings) as stores:
         after, hinted = 0, False
@@ -116,7 +116,7 @@ async def cmd_events(settings: Settings, args: argparse.Namespace) -> int:
 
 async def cmd_history(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm history [--checkpoints]`."""
-    from ducklm.stores.operator import open_history  # noqa: PLC0415  see module doc
+    from ducklm.runtime.operator import open_history  # noqa: PLC0415  see module doc
 
     async with open_history(settings) as graph:
         config: Any = {"configurable": {"thread_id": args.thread}}
@@ -148,7 +148,7 @@ async def cmd_replay(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm replay`."""
     from ducklm.cli.console import ConsolePrinter, print_run  # noqa: PLC0415  see module doc
     from ducklm.runtime.facade import DuckLM  # noqa: PLC0415
-    from ducklm.stores.operator import notice_if_slow  # noqa: PLC0415
+    from ducklm.runtime.operator import notice_if_slow  # noqa: PLC0415
 
     async with AsyncExitStack() as stack:
         async with notice_if_slow("opening DuckLM (loading the embedding model)..."):

@@ -20,7 +20,7 @@ from ducklm.tools.hitl import DecisionError, is_password_request
 if TYPE_CHECKING:
     from ducklm.cli.chat import ConversationDoor
     from ducklm.config.settings import Settings
-    from ducklm.runtime.events import Event
+    from ducklm.kit.events import Event
 
 RemoteCommand = Callable[[DuckServer, "Settings", argparse.Namespace], Coroutine[Any, Any, int]]
 CANCEL_TIMEOUT_S = 5.0

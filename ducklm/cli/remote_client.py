@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from ducklm.runtime.owner import pid_exists
+from ducklm.kit.token import load_token
 from ducklm.runtime.server_file import read_server_file
-from ducklm.server.token import load_token
+from ducklm.stores.owner import pid_exists
 
 if TYPE_CHECKING:
     from ducklm.config.settings import Settings

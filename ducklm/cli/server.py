@@ -161,7 +161,7 @@ async def open_browser(url: str) -> None:
 
 async def cmd_open(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm open`: a fresh login URL from the running server, opened in the browser."""
-    from ducklm.server.token import load_token  # noqa: PLC0415
+    from ducklm.kit.token import load_token  # noqa: PLC0415
 
     running = await read_server_file(settings.data_dir)
     token = await load_token(settings, create=False)
@@ -208,7 +208,7 @@ async def _login_url(base: str, token: str) -> str | None:
 
 async def cmd_token(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm token`: the configured token, or the one kept in the data dir."""
-    from ducklm.server.token import load_token  # noqa: PLC0415
+    from ducklm.kit.token import load_token  # noqa: PLC0415
 
     print(await load_token(settings))
     return 0

@@ -41,7 +41,7 @@ def add_undo_command(sub: Any) -> None:
 async def cmd_undo(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm undo`."""
     # Imported here: `import ducklm.cli.main` builds this parser and must not load the graph.
-    from ducklm.stores.operator import open_operator_stores  # noqa: PLC0415
+    from ducklm.runtime.operator import open_operator_stores  # noqa: PLC0415
     from ducklm.undo import UndoError, UndoRefused  # noqa: PLC0415
     from ducklm.undo.service import UNDO_OFF, open_undo  # noqa: PLC0415
 

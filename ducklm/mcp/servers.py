@@ -17,8 +17,8 @@ from langchain_core.tools import BaseTool
 
 from ducklm.config.settings import Settings
 from ducklm.mcp.config import ServerSpec, load_mcp_config
-from ducklm.mcp.info import McpToolInfo, mcp_info
 from ducklm.mcp.server import McpServer
+from ducklm.tools.mcp_info import McpToolInfo, mcp_info
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ def build_servers(specs: Iterable[ServerSpec], settings: Settings) -> McpServers
         McpServer(
             spec,
             workspace=settings.workspace,
-            log_dir=settings.data_dir / "mcp",
+            log_dir=settings.files.mcp_logs,
             timeout_s=settings.mcp_timeout_s,
         )
         for spec in specs

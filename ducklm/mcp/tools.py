@@ -15,8 +15,8 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 
 from ducklm.mcp.errors import failure_words
-from ducklm.mcp.info import METADATA_KEY, McpToolInfo, model_name
 from ducklm.tools.errors import ToolError
+from ducklm.tools.mcp_info import METADATA_KEY, McpToolInfo, model_name
 
 if TYPE_CHECKING:
     from ducklm.mcp.server import McpServer

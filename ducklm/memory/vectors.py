@@ -326,7 +326,7 @@ async def open_vectors(settings: Settings, collection: str) -> AsyncIterator[Vec
     `problem` (and keyword search) instead of an error; several processes need a server.
     """
     server = settings.qdrant_url is not None
-    where = settings.qdrant_url or str(settings.qdrant_path)
+    where = settings.qdrant_url or str(settings.files.qdrant)
     client, problem = await asyncio.to_thread(
         _connect_client, where, server=server, collection=collection
     )

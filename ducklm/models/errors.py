@@ -13,8 +13,8 @@ import httpx
 import openai
 
 from ducklm.config.settings import Settings
+from ducklm.kit.workspaces import WorkspaceError
 from ducklm.models.local.crash import local_crash
-from ducklm.runtime.workspaces import WorkspaceError
 
 CONNECTION_ERRORS = (openai.APIConnectionError, httpx.TransportError)
 

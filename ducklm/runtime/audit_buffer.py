@@ -13,7 +13,7 @@ import logging
 import time
 from typing import Any
 
-from ducklm.runtime.events import Event
+from ducklm.kit.events import Event
 from ducklm.stores import AuditLog
 
 log = logging.getLogger(__name__)

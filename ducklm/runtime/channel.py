@@ -20,7 +20,7 @@ import threading
 from collections.abc import AsyncIterator
 from typing import Any, NamedTuple
 
-from ducklm.runtime.events import Event
+from ducklm.kit.events import Event
 
 
 class GraphChunk(NamedTuple):

@@ -25,15 +25,16 @@ from langgraph.types import Command
 
 from ducklm.config.settings import Settings, load_settings
 from ducklm.graph.builder import DuckGraph, build_graph
+from ducklm.graph.context import DuckContext
+from ducklm.graph.dependencies import Dependencies, open_dependencies
 from ducklm.graph.state import DuckState
+from ducklm.kit.events import Event, RunStatus
+from ducklm.kit.workspaces import requested_workspace
 from ducklm.memory.episodes import EpisodeWriter
-from ducklm.runtime.context import Dependencies, DuckContext, open_dependencies
 from ducklm.runtime.episodes import reindex_conversations, turn_loader
-from ducklm.runtime.events import Event, RunStatus
 from ducklm.runtime.recovery import recover_dead_runs
 from ducklm.runtime.reviews import Reviews
 from ducklm.runtime.runner import GraphOptions, TaskRef, stream_review, stream_run
-from ducklm.runtime.workspaces import requested_workspace
 from ducklm.stores import (
     ApprovalRule,
     AuditRecord,
@@ -155,7 +156,7 @@ class DuckLM:
         Yields the run's events; each carries the `task_id` (`task_id` chooses it).
 
         Raises:
-            WorkspaceError: `workspace` is not an allowed folder (`ducklm.runtime.workspaces`);
+            WorkspaceError: `workspace` is not an allowed folder (`ducklm.kit.workspaces`);
                 raised when iteration starts, before anything is written.
         """
         graph_input: dict[str, Any] = {"messages": [HumanMessage(content=message)]}

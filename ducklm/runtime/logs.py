@@ -11,9 +11,9 @@ import logging.handlers
 import queue
 from pathlib import Path
 
+from ducklm.config.data_dir import DataDir
 from ducklm.stores.private import create_private_file, secure_data_dir
 
-LOG_FILE = "ducklm.log"
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
@@ -23,9 +23,9 @@ def start_file_logging(data_dir: Path, level: int = logging.INFO) -> logging.han
     Blocking (opens the file): call before the event loop runs or on a worker thread.
     """
     secure_data_dir(data_dir)
-    create_private_file(data_dir / LOG_FILE)
+    create_private_file(DataDir(data_dir).log)
     file_handler = logging.handlers.RotatingFileHandler(
-        data_dir / LOG_FILE, maxBytes=5_000_000, backupCount=3, encoding="utf-8"
+        DataDir(data_dir).log, maxBytes=5_000_000, backupCount=3, encoding="utf-8"
     )
     file_handler.setFormatter(logging.Formatter(FORMAT))
     records: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()

@@ -2,7 +2,7 @@
 
 Several processes may share a data dir (a CLI beside a server), so a run recorded as
 `running` is not dead because this process did not start it. Each run records its owner
-(`ducklm.runtime.owner`); at startup a run whose owner is gone becomes `interrupted` with the
+(`ducklm.stores.owner`); at startup a run whose owner is gone becomes `interrupted` with the
 reason "interrupted by restart", its task too, and its audit log ends with a `done`
 event saying so. `DuckLM.continue_run` (`ducklm resume THREAD`,
 `POST /v1/tasks/{id}/resume/stream`) goes on from its last checkpoint.
@@ -23,8 +23,8 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from ducklm.runtime.owner import ProcessOwner
 from ducklm.stores import AuditLog, Database, RunRecord, Runs, RunStores, Tasks
+from ducklm.stores.owner import ProcessOwner
 
 log = logging.getLogger(__name__)
 

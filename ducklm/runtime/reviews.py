@@ -16,7 +16,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 
-from ducklm.runtime.events import Event
+from ducklm.kit.events import Event
 from ducklm.runtime.runner import ReviewRef
 
 log = logging.getLogger(__name__)

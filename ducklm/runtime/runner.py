@@ -33,13 +33,13 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, Interrupt
 
 from ducklm.graph.builder import DuckGraph
+from ducklm.graph.context import DuckContext
 from ducklm.graph.routing import route_after_answer
 from ducklm.graph.state import DuckState
+from ducklm.kit.events import UNAUDITED, Event, EventType, RunStatus, event
 from ducklm.models.errors import describe_failure
 from ducklm.runtime.audit_buffer import AuditBuffer
 from ducklm.runtime.channel import GraphChunk, RunChannel
-from ducklm.runtime.context import DuckContext
-from ducklm.runtime.events import UNAUDITED, Event, EventType, RunStatus, event
 from ducklm.stores import RunStores
 from ducklm.tools.hitl import is_password_request
 

@@ -20,9 +20,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ducklm.config.data_dir import DataDir
 from ducklm.stores.private import FILE_MODE, make_private_dir
-
-SERVER_FILE = "server.json"
 
 
 @dataclass(frozen=True)
@@ -37,7 +36,7 @@ class RunningServer:
 
 def server_file(data_dir: Path) -> Path:
     """Where the file is."""
-    return data_dir / SERVER_FILE
+    return DataDir(data_dir).server
 
 
 async def write_server_file(data_dir: Path, url: str) -> RunningServer:

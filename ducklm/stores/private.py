@@ -14,21 +14,10 @@ import os
 import stat
 from pathlib import Path
 
+from ducklm.config.data_dir import DataDir
+
 DIR_MODE = 0o700
 FILE_MODE = 0o600
-# What DuckLM keeps at the top of its data dir (prefixes: logs rotate, SQLite adds -wal).
-OWN_NAMES = (
-    "ducklm.sqlite",
-    "checkpoints.sqlite",
-    "ducklm.log",
-    "api_token",
-    "llama.",
-    "qdrant",
-    "skill_proposals",
-    "server.json",
-    "undo",
-    "mcp",
-)
 
 
 def make_private_dir(path: Path) -> Path:
@@ -55,8 +44,10 @@ def secure_data_dir(data_dir: Path) -> Path:
     things (the person's own files keep their modes).
     """
     make_private_dir(data_dir)
+    # Prefixes: SQLite adds `-wal` and `-shm`, the log rotates to `.1`, `.2`, ...
+    own = tuple(path.name for path in DataDir(data_dir).entries())
     for entry in data_dir.iterdir():
-        if entry.is_symlink() or not entry.name.startswith(OWN_NAMES):
+        if entry.is_symlink() or not entry.name.startswith(own):
             continue
         _tighten(entry, DIR_MODE if entry.is_dir() else FILE_MODE)
     return data_dir

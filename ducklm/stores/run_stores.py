@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ducklm.runtime.owner import ProcessOwner
 from ducklm.stores.audit import AuditLog
 from ducklm.stores.conversations import Conversations
 from ducklm.stores.db import Database
+from ducklm.stores.owner import ProcessOwner
 from ducklm.stores.runs import Runs
 from ducklm.stores.tasks import Tasks
 

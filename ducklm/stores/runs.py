@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import psycopg
 
-from ducklm.runtime.owner import ProcessOwner
 from ducklm.stores.db import Database, ThreadRunning
+from ducklm.stores.owner import ProcessOwner
 
 _COLUMNS = (
     "run_id, thread_id, status, started_at, finished_at, answer, error, task_id, "

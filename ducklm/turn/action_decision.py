@@ -14,7 +14,7 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, InvalidToolCall, ToolCall
 from langgraph.runtime import Runtime
 
-from ducklm.runtime.events import emit
+from ducklm.kit.events import emit
 
 ToolMode = Literal["native", "json"]
 Outcome = Literal["tools", "answer", "step_result", "unusable"]

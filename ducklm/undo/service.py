@@ -53,7 +53,7 @@ def open_undo(settings: Settings, stores: RunStores | None) -> WorkspaceUndo | N
     if settings.undo_max_bytes == 0:
         return None
     limits = Limits(settings.undo_max_bytes, settings.undo_max_file_bytes)
-    return WorkspaceUndo(settings.data_dir / "undo", limits, stores)
+    return WorkspaceUndo(settings.files.undo, limits, stores)
 
 
 @dataclass(frozen=True)

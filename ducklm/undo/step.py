@@ -19,7 +19,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from ducklm.runtime.events import emit
+from ducklm.kit.events import emit
 from ducklm.undo.errors import UndoError
 from ducklm.undo.service import WorkspaceUndo
 from ducklm.undo.snapshot import Snapshot

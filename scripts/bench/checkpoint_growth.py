@@ -127,7 +127,7 @@ async def open_duck(stack: AsyncExitStack, llm: ScriptedLLM, root: Path) -> Subj
 
     saver: Any = duck.graph.checkpointer
     name = "DuckLM graph (real, 4 supersteps/turn)"
-    return Subject(name, settings.checkpoint_db, saver, turn, lambda _: duck.state("bench"))
+    return Subject(name, settings.files.checkpoints, saver, turn, lambda _: duck.state("bench"))
 
 
 async def interleaved(steps: list[Step], count: int) -> list[list[float]]:

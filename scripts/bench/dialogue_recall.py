@@ -147,7 +147,7 @@ async def bench(root: Path) -> None:
     await asyncio.to_thread(settings.data_dir.mkdir, parents=True)
     data = generate()
     tune, held = halves(data)
-    async with open_database(settings.duck_db) as db, open_memory(settings, db) as facts:
+    async with open_database(settings.files.database) as db, open_memory(settings, db) as facts:
         store = await open_episodes(settings, db, facts)
         start = time.perf_counter()
         ids_by_convo = {}

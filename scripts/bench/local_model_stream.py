@@ -205,7 +205,7 @@ def main() -> None:
             }
             with ducklm_serve(root, env) as (duck_url, _):
                 print(f"servers up in {time.perf_counter() - started:.1f} s ({record.kind})\n")
-                log = ServerLog(llama.log_path(settings))
+                log = ServerLog(settings.files.llama_log)
                 system = thinker_system(models, settings.workspace)
                 asyncio.run(bench(record.url, duck_url, system, log))
         finally:

@@ -190,7 +190,7 @@ class Small:
 
 async def small_world(settings: Settings, data: Data) -> Small:
     items = data.filler.make(FILLER, seed=1)
-    async with open_database(settings.duck_db) as db, open_memory(settings, db) as store:
+    async with open_database(settings.files.database) as db, open_memory(settings, db) as store:
         stored = await store.add_many(data.facts)  # also loads the model, outside the timing
         wanted = {fact_id: r.id for fact_id, r in zip(data.ids, stored, strict=True)}
         at_facts = await recall(store, wanted, data.questions, keyword_index(stored))
@@ -214,7 +214,7 @@ async def grow(settings: Settings, items: list[NewMemory], *, random_vectors: bo
     """Add `items`; returns seconds. Random vectors stand in for encoding when told to."""
     collection = collection_name(settings.embeddings_model)
     async with (
-        open_database(settings.duck_db) as db,
+        open_database(settings.files.database) as db,
         open_embedder(settings) as embedder,
         open_vectors(settings, collection) as vectors,
     ):
@@ -234,7 +234,7 @@ async def big_world(settings: Settings, data: Data, rate: float) -> list[object]
     with Others() as during_ingest:
         seconds = await grow(settings, extra, random_vectors=random_vectors)
     start = time.perf_counter()
-    async with open_database(settings.duck_db) as db, open_memory(settings, db) as store:
+    async with open_database(settings.files.database) as db, open_memory(settings, db) as store:
         opened = time.perf_counter() - start
         with Others() as during_search:
             times = await search_times(store, data.questions, 1)

@@ -44,9 +44,9 @@ from langchain_core.messages import HumanMessage
 from langgraph.prebuilt import create_react_agent
 
 from ducklm.config.settings import Settings
+from ducklm.kit.events import Event
 from ducklm.models.clients import make_chat_model
 from ducklm.models.local import server as llama
-from ducklm.runtime.events import Event
 from ducklm.runtime.facade import DuckLM
 
 FILES = {

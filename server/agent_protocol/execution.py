@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import replace
 
-from ducklm.runtime.events import Event
+from ducklm.kit.events import Event
 from ducklm.runtime.facade import DuckLM
 from ducklm.server.agent_protocol.run_spec import RunSpec
 from ducklm.server.agent_protocol.streaming import graph_modes

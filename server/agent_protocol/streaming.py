@@ -9,7 +9,7 @@ The run is a hub task (`execution.py`); this module only maps what it publishes
 - `messages` (mode `messages-tuple`): `[message chunk, metadata]` per token, the graph's.
 - `messages/metadata`, `messages/partial`, `messages/complete` (mode `messages`): the
   message so far, accumulated per message id from the same chunks.
-- `custom`: every DuckLM event of the run (`ducklm/runtime/events.py`), stamped by the runner
+- `custom`: every DuckLM event of the run (`ducklm/kit/events.py`), stamped by the runner
   with `task_id`, `run_id` and (audited ones) `seq`: from `run_started` to `done`.
 - `error`: the runner's fatal `error` event as `{"error", "message"}`; then the end.
 
@@ -25,7 +25,7 @@ from typing import Any, NamedTuple, cast
 from langchain_core.messages import BaseMessage, BaseMessageChunk, message_chunk_to_message
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from ducklm.runtime.events import Event
+from ducklm.kit.events import Event
 from ducklm.server.agent_protocol.run_spec import RunSpec
 from ducklm.server.agent_protocol.schemas import StreamMode
 from ducklm.server.agent_protocol.wire import dumps

@@ -1,4 +1,4 @@
-"""The door's ways to name a workspace, held to the one rule of `ducklm.runtime.workspaces`.
+"""The door's ways to name a workspace, held to the one rule of `ducklm.kit.workspaces`.
 
 A run's `input`, its `command.update` and a `POST /threads/{id}/state` may each set the
 state's `workspace` (`InputState.workspace`); whatever they set must be a folder the
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ducklm.config.settings import Settings
-from ducklm.runtime.workspaces import WorkspaceError, requested_workspace
+from ducklm.kit.workspaces import WorkspaceError, requested_workspace
 
 FIELD = "workspace"
 NOT_TEXT = "workspace must be a string: a folder in DUCK_WORKSPACE or DUCK_WORKSPACES"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from sse_starlette import EventSourceResponse
 
-from ducklm.runtime.workspaces import requested_workspace
+from ducklm.kit.workspaces import requested_workspace
 from ducklm.server.deps import Duck, Hub
 from ducklm.server.responses import ChatOutcome, errors, event_stream_doc
 from ducklm.server.schemas import ChatRequest

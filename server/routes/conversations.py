@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, Response, status
 
+from ducklm.kit.workspaces import requested_workspace
 from ducklm.runtime.facade import DuckLM, new_thread_id
-from ducklm.runtime.workspaces import requested_workspace
 from ducklm.server.deps import Duck, Hub
 from ducklm.server.responses import ConversationDetail, errors
 from ducklm.server.routes.views import message_view, task_view

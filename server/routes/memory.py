@@ -7,10 +7,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Response, status
 
+from ducklm.kit.workspaces import resolve_workspace
 from ducklm.memory import MemoryStore
 from ducklm.memory.records import MemoryRecord, Scope
 from ducklm.runtime.facade import DuckLM
-from ducklm.runtime.workspaces import resolve_workspace
 from ducklm.server.deps import Duck
 from ducklm.server.responses import MemoryHitView, MemorySearchView, errors
 from ducklm.server.schemas import MAX_ID_LENGTH, MAX_PATH_LENGTH, Id, NewMemoryBody

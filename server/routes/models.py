@@ -7,7 +7,7 @@ from dataclasses import asdict
 
 from fastapi import APIRouter
 
-from ducklm.cli.doctor import ping_model_server
+from ducklm.models.ping import ping_model_server
 from ducklm.models.roles import ROLE_NAMES
 from ducklm.server.deps import Duck
 from ducklm.server.responses import RoleView, ServerCheck

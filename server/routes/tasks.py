@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Query, status
 from sse_starlette import EventSourceResponse
 
-from ducklm.runtime.events import Event
+from ducklm.kit.events import Event
 from ducklm.runtime.facade import DuckLM, NotWaitingError
 from ducklm.server.deps import Duck, Hub
 from ducklm.server.responses import (

@@ -6,7 +6,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 
-from ducklm.runtime.events import Event
+from ducklm.kit.events import Event
 from ducklm.server.responses import MessageView, TaskView
 from ducklm.stores import TaskRecord
 

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from ducklm.config.settings import Settings
-from ducklm.stores.operator import open_operator_stores
+from ducklm.runtime.operator import open_operator_stores
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 from tests.support.server import Served, sse_events, stream
 

@@ -11,9 +11,9 @@ import pytest
 from fastapi import FastAPI
 
 from ducklm.config.settings import Settings
+from ducklm.kit.token import load_token, same_token
 from ducklm.server.hosts import is_allowed_host, is_loopback, normal_names
 from ducklm.server.session import CSRF_HEADER, Logins
-from ducklm.server.token import load_token, same_token
 from ducklm.server.web import ASSET_SUFFIXES, UI_DIR
 from tests.support.scripted_llm import ScriptedLLM, reply
 from tests.support.server import Served, serve

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from ducklm.config.settings import Settings
-from ducklm.stores.operator import open_operator_stores
+from ducklm.runtime.operator import open_operator_stores
 from tests.support.disk import snapshot
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 from tests.support.server import Served

@@ -1,5 +1,5 @@
 """Workspaces are the person's choice: every door takes only DUCK_WORKSPACE, the folders
-of DUCK_WORKSPACES, and folders inside them (`ducklm.runtime.workspaces`).
+of DUCK_WORKSPACES, and folders inside them (`ducklm.kit.workspaces`).
 
 Each door is tried with folders outside (`/etc`, a sibling, `..` out of an allowed one,
 a symlink out, a relative path, a folder that does not exist): each is a 422 naming
@@ -17,8 +17,8 @@ import httpx
 import pytest
 
 from ducklm.config.settings import Settings
+from ducklm.kit.workspaces import WorkspaceError, resolve_workspace
 from ducklm.runtime.facade import DuckLM
-from ducklm.runtime.workspaces import WorkspaceError, resolve_workspace
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 from tests.support.server import Served
 

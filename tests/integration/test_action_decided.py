@@ -12,7 +12,7 @@ import pytest
 
 from ducklm.cli.console import ConsolePrinter
 from ducklm.config.settings import Settings
-from ducklm.runtime.events import Event
+from ducklm.kit.events import Event
 from ducklm.runtime.facade import DuckLM
 from ducklm.turn.action_decision import DIRECTIVE_CHARS
 from tests.support.scripted_llm import ScriptedLLM, call, reply

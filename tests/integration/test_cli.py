@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from ducklm.config.settings import Settings
+from ducklm.kit.events import EVENT_TYPES
 from ducklm.learning.skill_proposals import NewProposal, write_proposal
-from ducklm.runtime.events import EVENT_TYPES
-from ducklm.stores.operator import open_operator_stores
+from ducklm.runtime.operator import open_operator_stores
 from tests.support.cli import cli_env, run_cli
 from tests.support.scripted_llm import Reply, ScriptedLLM, call, reply
 
@@ -175,7 +175,7 @@ async def test_doctor_reports_the_sandbox_and_the_model_server(
     assert checks[f"model server {llm.base_url}"]["ok"] is True
     assert checks[f"completion at {llm.base_url}"]["ok"] is True
     assert checks["database"]["ok"] is True
-    assert checks["database"]["detail"].startswith(f"SQLite file {settings.duck_db}: 3.")
+    assert checks["database"]["detail"].startswith(f"SQLite file {settings.files.database}: 3.")
     assert result.code == 0, result.stdout
 
 
@@ -239,7 +239,7 @@ async def test_memory_and_skills_commands(
     assert described.keys() == {line.split()[0] for line in skills.stdout.splitlines()}
     assert described["summarize_file"]["procedure"], "the whole skill, not only its name"
     new = NewProposal("Step 0: ask which file.", "summarize_file", "ask first", "t-1")
-    written = await asyncio.to_thread(write_proposal, settings.proposals_dir, new)
+    written = await asyncio.to_thread(write_proposal, settings.files.skill_proposals, new)
     proposals = await run_cli("skills", "proposals", "--json", env=env, cwd=tmp_path)
     (listed,) = map(json.loads, proposals.stdout.splitlines())
     assert listed == written.model_dump(mode="json")

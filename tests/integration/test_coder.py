@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from ducklm.config.settings import Settings
-from ducklm.runtime.context import DuckContext, open_dependencies
+from ducklm.graph.context import DuckContext
+from ducklm.graph.dependencies import open_dependencies
 from ducklm.tools.errors import ToolError
 from ducklm.turn.coding.coder import CodeProposal, CoderError, propose_change, python_syntax_error
 from tests.support.scripted_llm import ScriptedLLM, reply

@@ -111,7 +111,7 @@ async def test_critic_output_lands_as_experience_and_a_proposal(
     assert record.proposal_id == event["proposal_id"]
     # Model-written output lands in the data dir, owner-only; the skills folder (in a
     # wheel install, site-packages) is never written at run time.
-    proposal = duck.context.settings.proposals_dir / f"{record.proposal_id}.yaml"
+    proposal = duck.context.settings.files.skill_proposals / f"{record.proposal_id}.yaml"
     text = await asyncio.to_thread(proposal.read_text)
     assert "For fact questions, answer in one line." in text
     assert stat.S_IMODE((await asyncio.to_thread(proposal.stat)).st_mode) == 0o600

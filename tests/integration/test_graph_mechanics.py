@@ -18,7 +18,7 @@ from langgraph.types import Command
 
 from ducklm.config.settings import Settings
 from ducklm.graph.builder import DuckGraph, build_graph
-from ducklm.runtime.context import Dependencies, open_dependencies
+from ducklm.graph.dependencies import Dependencies, open_dependencies
 from ducklm.turn.prompting.transcript import NOT_RUN
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 

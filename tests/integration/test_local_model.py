@@ -21,8 +21,8 @@ import httpx
 import pytest
 
 from ducklm.config.settings import Settings, load_settings
+from ducklm.kit.events import Event
 from ducklm.models.local import server as llama
-from ducklm.runtime.events import Event
 from ducklm.runtime.facade import DuckLM
 from tests.support.cli import announced_urls, cli_env
 

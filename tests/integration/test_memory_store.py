@@ -60,7 +60,7 @@ async def _open(settings: Settings) -> AsyncIterator[MemoryStore]:
 
 def _points(settings: Settings) -> dict[str, dict[str, Any]]:
     """Payloads by id, read straight from the embedded Qdrant folder (store closed)."""
-    client = QdrantClient(path=str(settings.qdrant_path))
+    client = QdrantClient(path=str(settings.files.qdrant))
     try:
         name = collection_name(settings.embeddings_model)
         records, _ = client.scroll(name, limit=1000, with_payload=True)
@@ -148,7 +148,7 @@ async def test_reindex_rebuilds_after_the_qdrant_folder_is_wiped(mem_settings: S
     async with _open(mem_settings) as mem:
         await mem.add_many([NewMemory(f"My pet number {i} is a goldfish.") for i in range(5)])
         cat = await mem.add("My cat Pixel is a grey British Shorthair.")
-    await asyncio.to_thread(shutil.rmtree, mem_settings.qdrant_path)
+    await asyncio.to_thread(shutil.rmtree, mem_settings.files.qdrant)
     async with _open(mem_settings) as mem:
         stale = await mem.search("What breed is my cat?")
         assert stale.degraded and stale.warning and "reindex" in stale.warning
@@ -183,7 +183,7 @@ async def test_a_corrupt_local_qdrant_degrades_to_keywords(mem_settings: Setting
     async with _open(mem_settings) as mem:
         stored = await mem.add("My sister Ana lives in Porto.")
     name = collection_name(mem_settings.embeddings_model)
-    storage = mem_settings.qdrant_path / "collection" / name / "storage.sqlite"
+    storage = mem_settings.files.qdrant / "collection" / name / "storage.sqlite"
     await asyncio.to_thread(storage.write_bytes, b"this is not a database" * 100)
     async with _open(mem_settings) as mem:
         result = await mem.search("Where does Ana live?")
@@ -196,7 +196,7 @@ async def test_langchain_reads_the_collection(mem_settings: Settings) -> None:
         stored = await mem.add("The release branch is called release/stable.", workspace=WS)
 
     def read() -> list[Any]:
-        client = QdrantClient(path=str(mem_settings.qdrant_path))
+        client = QdrantClient(path=str(mem_settings.files.qdrant))
         try:
             name = collection_name(mem_settings.embeddings_model)
             (point,) = client.retrieve(name, [stored.id], with_vectors=True)

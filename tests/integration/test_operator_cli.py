@@ -15,9 +15,9 @@ import pytest
 from ducklm.config.settings import Settings
 from ducklm.learning.skills import SkillRegistry
 from ducklm.runtime.facade import DuckLM
+from ducklm.runtime.operator import open_operator_stores
 from ducklm.stores.approvals import ApprovalRules
 from ducklm.stores.experience import ExperienceLog, ExperienceRecord
-from ducklm.stores.operator import open_operator_stores
 from tests.support.cli import CliResult, cli_env, kill_mid_run, run_cli, run_cli_loading
 from tests.support.scripted_llm import ScriptedLLM, reply
 from tests.support.server import serve, stream

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ducklm.config.settings import Settings
-from ducklm.runtime.events import Event
+from ducklm.kit.events import Event
 from ducklm.runtime.facade import DuckLM
 from tests.support.role_script import RoleScript
 from tests.support.scripted_llm import ScriptedLLM, call, reply

@@ -19,7 +19,7 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 
 from ducklm.config.settings import Settings
-from ducklm.runtime.events import Event
+from ducklm.kit.events import Event
 from ducklm.runtime.facade import DuckLM, RunResult
 from ducklm.turn.tool_step.questions import PASSWORD_LOST
 from tests.support.fake_sudo import PASSWORD

@@ -9,10 +9,10 @@ import pytest
 
 from ducklm.config.settings import Settings
 from ducklm.runtime.facade import DuckLM
-from ducklm.runtime.owner import ProcessOwner
+from ducklm.runtime.operator import open_operator_stores
 from ducklm.runtime.recovery import INTERRUPTED_BY_RESTART
 from ducklm.stores import Runs, Tasks
-from ducklm.stores.operator import open_operator_stores
+from ducklm.stores.owner import ProcessOwner
 from tests.support.postgres import on_backend
 
 

@@ -19,11 +19,11 @@ import pytest
 
 from ducklm.config.settings import Settings
 from ducklm.runtime.facade import DuckLM, NotWaitingError
-from ducklm.runtime.owner import ProcessOwner
+from ducklm.runtime.operator import open_operator_stores
 from ducklm.runtime.recovery import INTERRUPTED_BY_RESTART
 from ducklm.runtime.runner import REVIEW_STOPPED
 from ducklm.stores import Runs
-from ducklm.stores.operator import open_operator_stores
+from ducklm.stores.owner import ProcessOwner
 from tests.support.scripted_llm import Reply, ScriptedLLM, reply
 
 CRITIQUE = {"score": 0.8, "summary": "answered the question"}

@@ -1,4 +1,4 @@
-"""The turn's first superstep: route, context and recall as one task (`graph/turn_start.py`)."""
+"""The turn's first superstep: route, context and recall as one task (`nodes/turn_start.py`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any, cast
 import pytest
 from langchain_core.runnables import RunnableConfig
 
-from ducklm.graph import turn_start
 from ducklm.graph.state import DuckState
+from ducklm.nodes import turn_start
 from ducklm.runtime.facade import DuckLM
 from tests.support.scripted_llm import ScriptedLLM, reply
 

@@ -178,13 +178,13 @@ def test_models_file_follows_the_running_server(
     settings = _settings(tmp_path, llm_base_url="http://127.0.0.1:8099/v1")
     assert models_config_for(settings) is None, "no pid file: the default models file"
     record = llama.Record(proc.pid, "llama-cpp-python", 8099, marker, 0)
-    llama.write_record(llama.pid_path(settings), record)
+    llama.write_record(settings.files.llama_pid, record)
     assert models_config_for(settings) == local_models_path()
     other_port = settings.model_copy(update={"llm_base_url": "http://127.0.0.1:9999/v1"})
     assert models_config_for(other_port) is None, "the roles talk to another server"
     mine = tmp_path / "mine.yaml"
     assert models_config_for(settings.model_copy(update={"models_config": mine})) == mine
-    llama.write_record(llama.pid_path(settings), replace(record, kind="llama-server"))
+    llama.write_record(settings.files.llama_pid, replace(record, kind="llama-server"))
     assert models_config_for(settings) is None, "llama-server takes json_schema"
 
 
@@ -205,18 +205,18 @@ async def test_stop_ends_a_detached_server_and_removes_its_pid_file(tmp_path: Pa
     marker = str(tmp_path / "fake-model.gguf")
     await asyncio.to_thread(settings.data_dir.mkdir)
     shell = await asyncio.create_subprocess_exec(
-        *llama.detached_argv([*SLEEPER, marker], llama.log_path(settings)),
+        *llama.detached_argv([*SLEEPER, marker], settings.files.llama_log),
         stdout=asyncio.subprocess.PIPE,
     )
     out, _ = await shell.communicate()
     record = llama.Record(int(out), "llama-server", 8099, marker, 0)
-    await asyncio.to_thread(llama.write_record, llama.pid_path(settings), record)
+    await asyncio.to_thread(llama.write_record, settings.files.llama_pid, record)
     assert await llama.running(settings) == record
 
     said: list[str] = []
     assert await llama.stop(settings, said.append) == record
     assert not await asyncio.to_thread(llama.is_alive, record)
-    assert not await asyncio.to_thread(llama.pid_path(settings).exists)
+    assert not await asyncio.to_thread(settings.files.llama_pid.exists)
     assert said == [f"stopping the local model server (pid {record.pid})"]
     assert await llama.stop(settings, said.append) is None
 
@@ -320,7 +320,7 @@ async def test_a_failed_run_names_a_crash_of_the_recorded_server(tmp_path: Path)
     settings = await asyncio.to_thread(_settings, tmp_path)
     gone = 2**22 + 7  # no such process
     record = llama.Record(gone, "llama-server", 8099, "/m/smol.gguf", 0)
-    await asyncio.to_thread(llama.write_record, llama.pid_path(settings), record)
+    await asyncio.to_thread(llama.write_record, settings.files.llama_pid, record)
 
     def failure(port: int) -> openai.APIConnectionError:
         request = httpx.Request("POST", f"http://127.0.0.1:{port}/v1/chat/completions")
@@ -330,7 +330,7 @@ async def test_a_failed_run_names_a_crash_of_the_recorded_server(tmp_path: Path)
     assert unknown.startswith("The local model server crashed (how is unknown) at ")
     ending = _ending(pid=gone, signal="SIGILL", ended_at=time.time())
     await asyncio.to_thread(
-        write_private, llama.exit_path(settings), json.dumps(dataclasses.asdict(ending))
+        write_private, settings.files.llama_exit, json.dumps(dataclasses.asdict(ending))
     )
     assert await describe_failure(failure(8099), settings) == ending.message()
     wrapped = RuntimeError("in a node")
@@ -338,7 +338,7 @@ async def test_a_failed_run_names_a_crash_of_the_recorded_server(tmp_path: Path)
     assert await describe_failure(wrapped, settings) == ending.message()
     other = await describe_failure(failure(8100), settings)
     assert other.startswith("The model server is not reachable")
-    assert stat.S_IMODE((await asyncio.to_thread(llama.pid_path(settings).stat)).st_mode) == 0o600
+    assert stat.S_IMODE((await asyncio.to_thread(settings.files.llama_pid.stat)).st_mode) == 0o600
 
 
 def test_the_amx_variant_is_loaded_only_when_asked_for() -> None:

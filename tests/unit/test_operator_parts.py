@@ -10,7 +10,7 @@ import uuid
 from langgraph.checkpoint.base.id import uuid6
 
 from ducklm.cli.doctor import role_model_check
-from ducklm.runtime.owner import ProcessOwner
+from ducklm.stores.owner import ProcessOwner
 from ducklm.stores.prune.rules import Node, PrunePolicy, checkpoint_time, select_deletable
 
 ME = ProcessOwner("host-a", "boot-1", 100, 5000)

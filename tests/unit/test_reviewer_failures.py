@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from ducklm.runtime.notices import OnceNotices
+from ducklm.kit.notices import OnceNotices
 from ducklm.turn.prompting.structured import JSONReplyError, parse_json, unit_score
 from ducklm.turn.prompting.transcript import fold_turn
 

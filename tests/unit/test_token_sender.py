@@ -14,8 +14,8 @@ from typing import Any, cast
 
 from langgraph.runtime import Runtime
 
+from ducklm.kit.events import TokenSender
 from ducklm.runtime.channel import RunChannel
-from ducklm.runtime.events import TokenSender
 from ducklm.server.tasks import LiveTask
 
 BURST = 50

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from ducklm.mcp.info import McpToolInfo
+from ducklm.tools.mcp_info import McpToolInfo
 from ducklm.tools.policy import ALLOW, Verdict
 from ducklm.tools.trust import Taint, assess_mcp, normalized_args, taint_of, under_taint
 

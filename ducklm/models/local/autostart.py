@@ -34,7 +34,7 @@ def models_config_for(settings: Settings) -> Path | None:
     """The models file to load (None: the packaged default). Blocking (files, /proc)."""
     if settings.models_config is not None:
         return settings.models_config
-    record = llama.read_record(llama.pid_path(settings))
+    record = llama.read_record(settings.files.llama_pid)
     if record is None or record.kind != "llama-cpp-python" or not llama.is_alive(record):
         return None
     return local_models_path() if _thinker_url(settings) == record.url else None

@@ -22,9 +22,9 @@ LOCAL_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 
 async def last_ending(settings: Settings) -> Ending | None:
     """How the server DuckLM last started here ended; None while it runs or if none did."""
-    record = await asyncio.to_thread(llama.read_record, llama.pid_path(settings))
+    record = await asyncio.to_thread(llama.read_record, settings.files.llama_pid)
     if record is None:
-        return await asyncio.to_thread(read_ending, llama.exit_path(settings))
+        return await asyncio.to_thread(read_ending, settings.files.llama_exit)
     if await asyncio.to_thread(llama.is_alive, record):
         return None
     return await asyncio.to_thread(llama.ending_of, settings, record)
@@ -40,7 +40,7 @@ async def local_crash(
         url: Any URL on the server that failed (a base URL or a request's URL).
         wait_s: How long to wait for a dying process to be gone.
     """
-    record = await asyncio.to_thread(llama.read_record, llama.pid_path(settings))
+    record = await asyncio.to_thread(llama.read_record, settings.files.llama_pid)
     if record is None or not same_server(url, record.url):
         return None
     deadline = time.monotonic() + wait_s

@@ -14,8 +14,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-EXIT_FILE = "llama.exit.json"
-
 RESTART_HINT = "then start it again: `ducklm llama start`"
 SIGNAL_ADVICE = {
     "SIGILL": "the llama.cpp build does not fit this CPU (illegal instruction); rebuild it "

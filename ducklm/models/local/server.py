@@ -30,7 +30,7 @@ import httpx
 
 from ducklm.config.settings import Settings
 from ducklm.models.local import dispatch as llama_dispatch
-from ducklm.models.local.exit_status import EXIT_FILE, Ending, read_ending, unrecorded
+from ducklm.models.local.exit_status import Ending, read_ending, unrecorded
 from ducklm.models.local.supervisor import command as supervised
 from ducklm.models.local.supervisor import write_private
 
@@ -118,21 +118,6 @@ class Record:
 def server_url(port: int) -> str:
     """The base URL of a local server on `port`."""
     return f"http://{HOST}:{port}/v1"
-
-
-def pid_path(settings: Settings) -> Path:
-    """`<data dir>/llama.pid`."""
-    return settings.data_dir / "llama.pid"
-
-
-def log_path(settings: Settings) -> Path:
-    """`<data dir>/llama.log`."""
-    return settings.data_dir / "llama.log"
-
-
-def exit_path(settings: Settings) -> Path:
-    """`<data dir>/llama.exit.json`: how the last supervised server ended."""
-    return settings.data_dir / EXIT_FILE
 
 
 def bundled_model() -> Path | None:
@@ -230,7 +215,7 @@ def ending_of(settings: Settings, record: Record) -> Ending:
     An exit record of another pid is an older server's: this one left none (it was
     started without the supervisor, or the supervisor was killed), so "how is unknown".
     """
-    ending = read_ending(exit_path(settings))
+    ending = read_ending(settings.files.llama_exit)
     if ending is not None and ending.pid == record.pid:
         return ending
     return unrecorded(record.pid, at=time.time())
@@ -265,7 +250,7 @@ def tail(path: Path, lines: int) -> list[str]:
 
 async def running(settings: Settings) -> Record | None:
     """The server DuckLM started for this data dir, if it still runs."""
-    record = await asyncio.to_thread(read_record, pid_path(settings))
+    record = await asyncio.to_thread(read_record, settings.files.llama_pid)
     if record is None or not await asyncio.to_thread(is_alive, record):
         return None
     return record
@@ -308,10 +293,10 @@ async def start(settings: Settings, progress: Progress) -> tuple[Record, bool]:
 
 
 async def _spawn(settings: Settings, launch: Launch) -> Record:
-    log = log_path(settings)
+    log = settings.files.llama_log
     banner = f"=== {time.strftime('%Y-%m-%d %H:%M:%S')} ducklm: {' '.join(launch.argv())}\n"
     await asyncio.to_thread(_append, log, banner)
-    ended = exit_path(settings)
+    ended = settings.files.llama_exit
     await asyncio.to_thread(ended.unlink, missing_ok=True)  # an older server's
     shell = await asyncio.create_subprocess_exec(
         *detached_argv(supervised(launch.argv(), ended), log),
@@ -327,7 +312,7 @@ async def _spawn(settings: Settings, launch: Launch) -> Record:
         model=str(launch.model),
         started_at=time.time(),
     )
-    await asyncio.to_thread(write_record, pid_path(settings), record)
+    await asyncio.to_thread(write_record, settings.files.llama_pid, record)
     return record
 
 
@@ -351,7 +336,7 @@ async def wait_ready(
     while not await answers(record.url, ready=True, wait_s=1.0):
         if not await asyncio.to_thread(is_alive, record):
             ending = await asyncio.to_thread(ending_of, settings, record)
-            await asyncio.to_thread(pid_path(settings).unlink, missing_ok=True)
+            await asyncio.to_thread(settings.files.llama_pid.unlink, missing_ok=True)
             what = f"the local model server {ending.label()}: {ending.advice()}"
             raise LocalServerFailed(await _failure(settings, what))
         now = time.monotonic()
@@ -365,9 +350,9 @@ async def wait_ready(
 
 
 async def _failure(settings: Settings, what: str) -> str:
-    lines = await asyncio.to_thread(tail, log_path(settings), 15)
+    lines = await asyncio.to_thread(tail, settings.files.llama_log, 15)
     shown = "\n".join(f"  | {line}" for line in lines)
-    return f"{what}; the end of {log_path(settings)}:\n{shown}"
+    return f"{what}; the end of {settings.files.llama_log}:\n{shown}"
 
 
 async def stop(settings: Settings, progress: Progress) -> Record | None:
@@ -378,7 +363,7 @@ async def stop(settings: Settings, progress: Progress) -> Record | None:
     """
     record = await running(settings)
     if record is None:
-        await asyncio.to_thread(pid_path(settings).unlink, missing_ok=True)
+        await asyncio.to_thread(settings.files.llama_pid.unlink, missing_ok=True)
         return None
     progress(f"stopping the local model server (pid {record.pid})")
     for sig, wait_s in ((signal.SIGTERM, STOP_TIMEOUT_S), (signal.SIGKILL, 5.0)):
@@ -386,7 +371,7 @@ async def stop(settings: Settings, progress: Progress) -> Record | None:
         deadline = time.monotonic() + wait_s
         while time.monotonic() < deadline:
             if not await asyncio.to_thread(is_alive, record):
-                await asyncio.to_thread(pid_path(settings).unlink, missing_ok=True)
+                await asyncio.to_thread(settings.files.llama_pid.unlink, missing_ok=True)
                 return record
             await asyncio.sleep(POLL_S / 2)
     raise LocalServerFailed(f"pid {record.pid} did not stop")

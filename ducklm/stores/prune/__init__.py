@@ -71,8 +71,8 @@ async def prune_configured(
     if settings.database_url is None:
         return await asyncio.to_thread(
             prune,
-            settings.checkpoint_db,
-            settings.duck_db,
+            settings.files.checkpoints,
+            settings.files.database,
             policy,
             dry_run=dry_run,
             progress=progress,

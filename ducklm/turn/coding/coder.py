@@ -16,6 +16,7 @@ import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import openai
 from langchain_core.messages import AIMessage, HumanMessage
@@ -23,12 +24,14 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ducklm.config.yaml_files import validation_details
 from ducklm.models.tokens import TokenCounter, estimate_tokens, fit_head_tail, prefetched
-from ducklm.runtime.context import DuckContext
 from ducklm.tools.errors import ToolError
 from ducklm.tools.files import read_file_text
 from ducklm.tools.workspace import relative_name, resolve_in_workspace
 from ducklm.turn.coding.proposals import CodeProposal, CoderOp  # re-exported: the coder's API
 from ducklm.turn.prompting.structured import JSONReplyError, parse_json, system_prompt, with_system
+
+if TYPE_CHECKING:
+    from ducklm.graph.context import DuckContext
 
 # Model-facing text. Small models follow a plain task line better than a long brief.
 TASK = {

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.runtime import Runtime
 
 from ducklm.graph.state import DuckState
-from ducklm.runtime.context import DuckContext
-from ducklm.runtime.events import emit
+from ducklm.kit.events import emit
 from ducklm.turn.planning.plans import Plan, StepResults, StepStatuses, next_step
+
+if TYPE_CHECKING:
+    from ducklm.graph.context import DuckContext
 
 
 def begin_next_step(

@@ -7,12 +7,13 @@ ever sent over `DUCK_MAX_INPUT_TOKENS`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from langchain_core.messages import BaseMessage
 
 from ducklm.graph.state import DuckState
 from ducklm.learning.skills import render_skills
 from ducklm.models.tokens import estimate_tokens, prefetched
-from ducklm.runtime.context import DuckContext
 from ducklm.tools.coder_tools import CODER_TOOL_NAMES
 from ducklm.tools.registry import ToolRegistry
 from ducklm.turn.prompting.budget import (
@@ -25,6 +26,9 @@ from ducklm.turn.prompting.budget import (
 )
 from ducklm.turn.prompting.recalled import recalled_line
 from ducklm.turn.prompting.transcript import as_text, fold_turn, for_native_tools
+
+if TYPE_CHECKING:
+    from ducklm.graph.context import DuckContext
 
 
 async def pack_for_role(

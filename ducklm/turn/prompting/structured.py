@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
@@ -13,12 +13,14 @@ from pydantic import BaseModel, ValidationError
 
 from ducklm.config.yaml_files import validation_details
 from ducklm.graph.state import DuckState
+from ducklm.kit.events import EventType, emit
 from ducklm.models.clients import schema_instructions
 from ducklm.models.roles import RoleName
 from ducklm.models.tokens import estimate_tokens, fit_head_tail
-from ducklm.runtime.context import DuckContext
-from ducklm.runtime.events import EventType, emit
 from ducklm.turn.prompting.transcript import transcript_text
+
+if TYPE_CHECKING:
+    from ducklm.graph.context import DuckContext
 
 M = TypeVar("M", bound=BaseModel)
 CUT = "\n[... cut to fit the input budget ...]\n"

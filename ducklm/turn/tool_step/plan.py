@@ -12,19 +12,21 @@ import asyncio
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages.tool import ToolCall
 from langchain_core.tools import BaseTool
 
-from ducklm.mcp.info import mcp_info
-from ducklm.runtime.context import DuckContext
 from ducklm.stores.intents import Intent
 from ducklm.tools.coder_tools import CODER_TOOL_NAMES
 from ducklm.tools.hitl import Decision
+from ducklm.tools.mcp_info import mcp_info
 from ducklm.tools.policy import PolicyEnv, Verdict, assess
 from ducklm.tools.trust import Taint, assess_mcp, under_taint
 from ducklm.turn.coding.proposals import CodeProposal, Proposal
+
+if TYPE_CHECKING:
+    from ducklm.graph.context import DuckContext
 
 UNKNOWN_TOOL = "unknown tool {name!r}; the tools are: {names}"
 REJECTED = "the user rejected this call"

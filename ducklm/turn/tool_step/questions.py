@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from langchain_core.messages.tool import ToolCall
 from langgraph.types import interrupt
 
-from ducklm.runtime.secrets import SecretVault
+from ducklm.kit.secrets import SecretVault
 from ducklm.tools.coder_tools import CODER_TOOL_NAMES
 from ducklm.tools.hitl import (
     DECISION_TYPES,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.messages.tool import ToolCall
@@ -17,17 +17,19 @@ from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
 from ducklm.config.yaml_files import validation_details
-from ducklm.mcp.info import event_fields, mcp_info
-from ducklm.runtime.context import DuckContext
-from ducklm.runtime.events import emit
+from ducklm.kit.events import emit
 from ducklm.stores.intents import Intent
 from ducklm.tools.coder_tools import CODER_TOOL_NAMES
 from ducklm.tools.errors import ToolError
+from ducklm.tools.mcp_info import event_fields, mcp_info
 from ducklm.tools.policy import PolicyEnv, may_change_workspace
 from ducklm.tools.shell import ShellEnv
 from ducklm.turn.coding.proposals import Proposal
 from ducklm.turn.tool_step.plan import DecidedCall
 from ducklm.undo.step import StepCheckpoint
+
+if TYPE_CHECKING:
+    from ducklm.graph.context import DuckContext
 
 BAD_ARGS = "bad arguments for {name}: {problems}"
 NO_PASSWORD = "the user did not give the sudo password; the command did not run"

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from langchain_core.messages import ToolMessage
 
 from ducklm.config.settings import Settings
-from ducklm.mcp.info import mcp_info
+from ducklm.tools.mcp_info import mcp_info
 from ducklm.tools.trust import Taint, taint_of
 from ducklm.turn.tool_step.plan import DecidedCall
 

@@ -10,19 +10,12 @@ from pathlib import Path
 
 from ducklm.config.settings import Settings
 
-TOKEN_FILE = "api_token"
-
-
-def token_path(settings: Settings) -> Path:
-    """Where the created token is kept."""
-    return settings.data_dir / TOKEN_FILE
-
 
 async def load_token(settings: Settings, *, create: bool = True) -> str | None:
     """The configured token, else the stored one, else (with `create`) a new stored one."""
     if settings.api_token:
         return settings.api_token
-    return await asyncio.to_thread(_read_or_create, token_path(settings), create)
+    return await asyncio.to_thread(_read_or_create, settings.files.token, create)
 
 
 def _read_or_create(path: Path, create: bool) -> str | None:

@@ -14,9 +14,9 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 from ducklm.config.settings import Settings
-from ducklm.runtime.owner import ProcessOwner
 from ducklm.runtime.recovery import recover_dead_runs
 from ducklm.stores import RunStores, open_database
+from ducklm.stores.owner import ProcessOwner
 from ducklm.stores.private import secure_data_dir
 
 if TYPE_CHECKING:

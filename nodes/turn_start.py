@@ -11,7 +11,7 @@ call in one does not hold up the others), as asyncio tasks.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.runtime import Runtime
 
@@ -19,7 +19,9 @@ from ducklm.graph.state import DuckState
 from ducklm.nodes.context import prepare_turn
 from ducklm.nodes.recall import recall_memories
 from ducklm.nodes.route import decide_turn_route
-from ducklm.runtime.context import DuckContext
+
+if TYPE_CHECKING:
+    from ducklm.graph.context import DuckContext
 
 PARTS = (decide_turn_route, prepare_turn, recall_memories)
 """What starts a turn, in the order their updates are merged (they share no field)."""

@@ -1,4 +1,4 @@
-"""The doctor tells a model server that is busy or hung from one that is not there."""
+"""The model-server ping tells a server that is busy or hung from one that is not there."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ducklm.cli import doctor
+from ducklm.models import ping
 
 
 @pytest.fixture
@@ -26,14 +26,14 @@ def silent_server() -> Iterator[str]:
 async def test_a_server_that_does_not_answer_is_not_called_unreachable(
     silent_server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(doctor, "PING_TIMEOUT_S", 0.3)
-    check = await doctor.ping_model_server(silent_server)
+    monkeypatch.setattr(ping, "PING_TIMEOUT_S", 0.3)
+    check = await ping.ping_model_server(silent_server)
     assert not check.ok
     assert check.detail == "did not answer GET /models within 0.3 s"
     assert "busy" in check.fix
-    assert check.fix != doctor.UNREACHABLE_FIX
+    assert check.fix != ping.UNREACHABLE_FIX
 
 
 async def test_an_empty_port_is_unreachable(unused_tcp_port: int) -> None:
-    check = await doctor.ping_model_server(f"http://127.0.0.1:{unused_tcp_port}/v1")
-    assert (check.ok, check.detail, check.fix) == (False, "not reachable", doctor.UNREACHABLE_FIX)
+    check = await ping.ping_model_server(f"http://127.0.0.1:{unused_tcp_port}/v1")
+    assert (check.ok, check.detail, check.fix) == (False, "not reachable", ping.UNREACHABLE_FIX)

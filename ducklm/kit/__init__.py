@@ -1,0 +1,1 @@
+"""The run kit: what every floor raises, emits or reads (events, secrets, workspaces, token)."""
