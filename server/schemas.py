@@ -6,14 +6,14 @@ are bounded, so a wild value is a 422, not a database error.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from ducklm.memory.records import Scope
 from ducklm.stores.db import MAX_ROW_ID
-from ducklm.tools.hitl import DecisionType
+from ducklm.tools.hitl import Decision, Decisions, PasswordAnswer, PasswordRefusal
 
 MAX_ID_LENGTH = 200
 """Ids are UUIDs or short names; a longer one names nothing."""
@@ -46,32 +46,18 @@ class ChatRequest(Body):
     memory: bool = True
 
 
-class EditedAction(Body):
-    """The replacement call of an `edit` decision."""
-
-    name: str
-    args: dict[str, Any]
-
-
-class DecisionBody(Body):
-    """A person's answer to one action request."""
-
-    type: DecisionType
-    message: str | None = None
-    edited_action: EditedAction | None = None
-
-    def as_decision(self) -> dict[str, Any]:
-        """The decision as the graph takes it (no empty fields)."""
-        return self.model_dump(exclude_none=True)
-
-
 class ContinueRequest(Body):
     """Decisions for the question a task waits at, one per action, in order."""
 
-    decisions: list[DecisionBody] = Field(min_length=1)
+    decisions: list[Decision] = Field(min_length=1)
+    """Typed here, at the edge, and handed on unchanged (`tools/hitl.py`)."""
     interrupt_id: str | None = None
     critic: bool | None = None
     memory: bool | None = None
+
+    def answer(self) -> Decisions:
+        """The decisions as the one answer type every door hands the runtime."""
+        return Decisions(decisions=self.decisions)
 
 
 class PasswordBody(Body):
@@ -79,6 +65,18 @@ class PasswordBody(Body):
 
     password: str | None = Field(default=None, min_length=1)
     cancel: bool = False
+
+    def answer(self) -> PasswordAnswer | PasswordRefusal:
+        """The answer this body gives.
+
+        Raises:
+            ValueError: It gives both or neither.
+        """
+        if self.cancel == (self.password is not None):
+            raise ValueError('send either {"password": "..."} or {"cancel": true}')
+        return (
+            PasswordRefusal() if self.password is None else PasswordAnswer(password=self.password)
+        )
 
 
 class NewConversation(Body):

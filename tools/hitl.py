@@ -7,7 +7,9 @@ payload follows it: `action_requests` and `review_configs`, answered with
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict, cast
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 DecisionType = Literal["approve", "edit", "reject", "allow_forever"]
 DECISION_TYPES: tuple[DecisionType, ...] = ("approve", "edit", "reject", "allow_forever")
@@ -35,19 +37,75 @@ class HITLRequest(TypedDict):
     review_configs: list[ReviewConfig]
 
 
-class EditedAction(TypedDict):
-    """The replacement call of an `edit` decision."""
+class _Answer(BaseModel):
+    # Unknown keys are refused: a typo in a decision is an error the person sees, not a
+    # silent approve.
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str
+
+class EditedAction(_Answer):
+    """The replacement call of an `edit` decision (the tool stays the one asked about)."""
+
+    name: str | None = None
     args: dict[str, Any]
 
 
-class Decision(TypedDict):
-    """A person's answer to one action request."""
+class Approve(_Answer):
+    """Run the call as asked."""
 
-    type: DecisionType
-    message: NotRequired[str]
-    edited_action: NotRequired[EditedAction]
+    type: Literal["approve"] = "approve"
+
+
+class AllowForever(_Answer):
+    """Run it, and allow exactly this action from now on (a rule in DuckLM's tables)."""
+
+    type: Literal["allow_forever"] = "allow_forever"
+
+
+class Edit(_Answer):
+    """Run the call with other arguments."""
+
+    type: Literal["edit"] = "edit"
+    edited_action: EditedAction
+
+
+class Reject(_Answer):
+    """Do not run it; `message` tells the model why."""
+
+    type: Literal["reject"] = "reject"
+    message: str | None = None
+
+
+Decision = Annotated[Approve | AllowForever | Edit | Reject, Field(discriminator="type")]
+"""A person's answer to one action request: parsed once, at the door it came through."""
+
+_DECISIONS: TypeAdapter[list[Decision]] = TypeAdapter(list[Decision])
+
+
+class Decisions(_Answer):
+    """The answer to an approval question: one decision per action, in order."""
+
+    decisions: list[Decision]
+
+    def wire(self) -> dict[str, Any]:
+        """The HITL resume value, as every LangGraph client sends it (no empty fields)."""
+        return {"decisions": [d.model_dump(exclude_none=True) for d in self.decisions]}
+
+
+class PasswordAnswer(_Answer):
+    """The sudo password a question asked for (it goes to the vault, never a checkpoint)."""
+
+    password: str = Field(min_length=1, repr=False)
+
+
+class PasswordRefusal(_Answer):
+    """No password: the command does not run."""
+
+    cancel: Literal[True] = True
+
+
+Answer = Decisions | PasswordAnswer | PasswordRefusal
+"""Every answer a person can give to the question a run is paused at."""
 
 
 class PasswordRequest(TypedDict):
@@ -80,46 +138,82 @@ def build_request(items: list[tuple[ActionRequest, list[DecisionType]]]) -> HITL
     }
 
 
-def parse_decisions(request: HITLRequest, response: object) -> list[Decision]:
-    """Check `response` against `request` and return its decisions, in order.
+def read_decisions(response: object) -> Decisions:
+    """Read a resume value (`{"decisions": [...]}`) into typed decisions.
 
     Raises:
-        DecisionError: The response is not `{"decisions": [...]}`, has the wrong number
-            of decisions, a decision type the request does not allow, or an `edit`
-            without a well-formed `edited_action` for the same tool.
+        DecisionError: The value is not `{"decisions": [...]}`, or a decision is not one
+            of the decision types or is malformed (an `edit` without `edited_action`).
     """
+    if isinstance(response, Decisions):
+        return response
     if not isinstance(response, dict) or not isinstance(response.get("decisions"), list):
         raise DecisionError('a resume value must be {"decisions": [...]}')
-    decisions = response["decisions"]
+    for index, raw in enumerate(response["decisions"]):
+        _check_shape(index, raw)
+    try:
+        return Decisions(decisions=_DECISIONS.validate_python(response["decisions"]))
+    except ValidationError as exc:
+        raise DecisionError(_first_problem(exc)) from None
+
+
+def check_decisions(request: HITLRequest, answer: Decisions) -> Decisions:
+    """Check `answer` against the question it answers; the decisions, edits named.
+
+    Raises:
+        DecisionError: The wrong number of decisions, a decision type the request does
+            not allow, or an `edit` of another tool.
+    """
     expected = len(request["action_requests"])
-    if len(decisions) != expected:
-        raise DecisionError(f"{expected} decision(s) expected, got {len(decisions)}")
-    return [
-        _parse_one(i, raw, action, review)
-        for i, (raw, action, review) in enumerate(
-            zip(decisions, request["action_requests"], request["review_configs"], strict=True)
-        )
-    ]
+    if len(answer.decisions) != expected:
+        raise DecisionError(f"{expected} decision(s) expected, got {len(answer.decisions)}")
+    checked: list[Decision] = []
+    for index, (decision, action, review) in enumerate(
+        zip(answer.decisions, request["action_requests"], request["review_configs"], strict=True)
+    ):
+        where = f"decision {index + 1} ({action['name']})"
+        if decision.type not in review["allowed_decisions"]:
+            allowed = ", ".join(review["allowed_decisions"])
+            raise DecisionError(f"{where}: type {decision.type!r} is not one of {allowed}")
+        if isinstance(decision, Edit):
+            if decision.edited_action.name not in (None, action["name"]):
+                raise DecisionError(f"{where}: an edit cannot change the tool")
+            named = EditedAction(name=action["name"], args=decision.edited_action.args)
+            checked.append(Edit(edited_action=named))
+        else:
+            checked.append(decision)
+    return Decisions(decisions=checked)
 
 
-def _parse_one(index: int, raw: object, action: ActionRequest, review: ReviewConfig) -> Decision:
-    where = f"decision {index + 1} ({action['name']})"
+def parse_decisions(request: HITLRequest, response: object) -> list[Decision]:
+    """`read_decisions` then `check_decisions`: the graph's own reading of a resume value.
+
+    A resume reaches the graph from DuckLM's doors (checked by `DuckLM.answer` already)
+    or straight from a LangGraph server (`langgraph dev`, Studio), where nothing checked
+    it: the tool step reads every answer this one way.
+
+    Raises:
+        DecisionError: As `read_decisions` and `check_decisions` say.
+    """
+    return check_decisions(request, read_decisions(response)).decisions
+
+
+def _check_shape(index: int, raw: object) -> None:
+    # The person's words for the two commonest mistakes, before pydantic's own.
+    where = f"decision {index + 1}"
     if not isinstance(raw, dict):
         raise DecisionError(f"{where} must be an object with a 'type'")
-    kind = raw.get("type")
-    if kind not in review["allowed_decisions"]:
-        allowed = ", ".join(review["allowed_decisions"])
-        raise DecisionError(f"{where}: type {kind!r} is not one of {allowed}")
-    decision: dict[str, Any] = {"type": kind}
-    if kind == "reject" and raw.get("message") is not None:
-        if not isinstance(raw["message"], str):
-            raise DecisionError(f"{where}: message must be text")
-        decision["message"] = raw["message"]
-    if kind == "edit":
+    if raw.get("type") not in DECISION_TYPES:
+        raise DecisionError(
+            f"{where}: type {raw.get('type')!r} is not one of {', '.join(DECISION_TYPES)}"
+        )
+    if raw["type"] == "edit":
         edited = raw.get("edited_action")
         if not isinstance(edited, dict) or not isinstance(edited.get("args"), dict):
             raise DecisionError(f"{where}: edit needs edited_action with an args object")
-        if edited.get("name", action["name"]) != action["name"]:
-            raise DecisionError(f"{where}: an edit cannot change the tool")
-        decision["edited_action"] = {"name": action["name"], "args": edited["args"]}
-    return cast(Decision, decision)
+
+
+def _first_problem(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"] if not isinstance(part, str) or part)
+    return f"decision {where}: {error['msg']}"

@@ -4,13 +4,15 @@
 import * as api from "./api.js";
 import { formatTime, h } from "./dom.js";
 import { showError, showInfo } from "./notify.js";
+import { DECISIONS } from "./question-cards.js";
 import { commandLine } from "./tool-card.js";
 
-const ANSWERS = [
-  { action: "allow_once", label: "Allow once", testid: "pending-allow-once", kind: "primary", done: "Allowed once" },
-  { action: "allow_forever", label: "Allow forever", testid: "pending-allow-forever", kind: "", done: "Allowed forever" },
-  { action: "deny", label: "Deny", testid: "pending-deny", kind: "danger", done: "Denied" },
-];
+const KINDS = { approve: "primary", reject: "danger" };
+const ANSWERS = DECISIONS.map((decision) => ({
+  ...decision,
+  testid: `pending-${decision.testid}`,
+  kind: KINDS[decision.type] || "",
+}));
 
 export class ApprovalsPage {
   /** @param {{pending: HTMLElement, rules: HTMLElement}} lists - The two lists to fill. */
@@ -65,13 +67,13 @@ export class ApprovalsPage {
 
   async answer(item, answer, element) {
     try {
-      await api.post(`/v1/approvals/${encodeURIComponent(item.id)}/${answer.action}`);
+      await api.post(`/v1/approvals/${encodeURIComponent(item.id)}/${answer.type}`);
     } catch (error) {
       showError(error);
       await this.show();
       return;
     }
-    showInfo(`${answer.done}; the task continues.`);
+    showInfo(`${answer.outcome}; the task continues.`);
     element.remove();
     // The task runs on in the background; until its run ends (or asks again) the server
     // still counts the question as waiting and an "allow forever" rule is not yet

@@ -64,7 +64,9 @@ class QuestionCard {
   }
 }
 
-const DECISIONS = [
+// The one-click decisions (edit needs a form): the decision types of the HITL shape, in
+// the person's words. The approvals page shows the same ones.
+export const DECISIONS = [
   { type: "approve", label: "Allow once", testid: "approve-once", outcome: "Allowed once" },
   { type: "allow_forever", label: "Allow forever", testid: "approve-forever", outcome: "Allowed forever" },
   { type: "reject", label: "Deny", testid: "deny", outcome: "Denied" },

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ducklm.cli.console import EXIT_CODES, ConsolePrinter, print_run
-from ducklm.tools.hitl import DecisionError, is_password_request
+from ducklm.tools.hitl import DecisionError, Decisions, is_password_request, read_decisions
 
 if TYPE_CHECKING:
     from ducklm.kit.events import Event
@@ -40,7 +40,7 @@ class ConversationDoor(Protocol):
     def resume(
         self,
         thread_id: str,
-        decisions: list[dict[str, Any]],
+        decisions: Decisions,
         *,
         critic: bool | None = None,
         memory: bool | None = None,
@@ -81,8 +81,8 @@ async def cmd_resume(door: ConversationDoor, args: argparse.Namespace) -> int:
     if args.decision is None:
         return await print_run(door.continue_run(args.thread), printer)
     _, request = await door.pending_request(args.thread)
-    decision = make_decision(args.decision, args.args, args.message)
-    decisions = [decision] * len(request["action_requests"])
+    count = len(request["action_requests"])
+    decisions = make_decisions(args.decision, args.args, args.message, count)
     stream = door.resume(
         args.thread, decisions, critic=not args.no_critic, memory=not args.no_memory
     )
@@ -99,12 +99,19 @@ async def cmd_password(door: ConversationDoor, args: argparse.Namespace) -> int:
     return await print_run(door.provide_password(args.thread, secret), printer)
 
 
-def make_decision(kind: str, raw_args: str | None, message: str | None) -> dict[str, Any]:
-    """The decision `--decision KIND [--args JSON] [--message TEXT]` stands for.
+def make_decisions(kind: str, raw_args: str | None, message: str | None, count: int) -> Decisions:
+    """`count` times the decision `--decision KIND [--args JSON] [--message TEXT]` stands for.
+
+    Read here, at the CLI's edge, into the one typed answer every door hands on.
 
     Raises:
-        DecisionError: `edit` without `--args`, or `--args` that is not JSON.
+        DecisionError: An unknown KIND, `edit` without `--args`, or `--args` that is not
+            a JSON object.
     """
+    return read_decisions({"decisions": [_raw_decision(kind, raw_args, message)] * count})
+
+
+def _raw_decision(kind: str, raw_args: str | None, message: str | None) -> dict[str, Any]:
     if kind == "edit":
         if raw_args is None:
             raise DecisionError("--decision edit needs --args with the new arguments as JSON")
@@ -148,8 +155,8 @@ async def _answer_interactively(
             secret = await asyncio.to_thread(read_secret)
             return await print_run(door.provide_password(thread_id, secret), printer)
         answer = await asyncio.to_thread(input, "decision [approve/reject/allow_forever]> ")
-        decision = make_decision(answer.strip() or "reject", None, None)
-        decisions = [decision] * len(request["action_requests"])
+        count = len(request["action_requests"])
+        decisions = make_decisions(answer.strip() or "reject", None, None, count)
         return await print_run(door.resume(thread_id, decisions, **flags), printer)
     except DecisionError as exc:
         print(f"ducklm: {exc}", file=sys.stderr)

@@ -31,7 +31,7 @@ from ducklm.cli.undo import add_undo_command
 from ducklm.config.settings import Settings, SettingsError, load_settings
 from ducklm.mcp.config import McpConfigError
 from ducklm.runtime.logs import start_file_logging
-from ducklm.tools.hitl import DecisionError
+from ducklm.tools.hitl import DECISION_TYPES, DecisionError
 
 if TYPE_CHECKING:
     from ducklm.runtime.facade import DuckLM
@@ -151,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("thread", help="the conversation id printed when the run paused")
     resume.add_argument(
         "--decision",
-        choices=["approve", "reject", "allow_forever", "edit"],
+        choices=DECISION_TYPES,
         help="the answer to the approval; without it, go on with a run the process left "
         "unfinished (a command that had started is reported, not run again)",
     )

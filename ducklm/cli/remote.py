@@ -15,7 +15,7 @@ from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from ducklm.cli.remote_client import DuckServer, ServerFailed, ServerRefused
-from ducklm.tools.hitl import DecisionError, is_password_request
+from ducklm.tools.hitl import DecisionError, Decisions, is_password_request
 
 if TYPE_CHECKING:
     from ducklm.cli.chat import ConversationDoor
@@ -60,7 +60,7 @@ class RemoteConversations:
     async def resume(
         self,
         thread_id: str,
-        decisions: list[dict[str, Any]],
+        decisions: Decisions,
         *,
         critic: bool | None = None,
         memory: bool | None = None,
@@ -70,7 +70,7 @@ class RemoteConversations:
         if is_password_request(request):
             raise ServerRefused(f"thread {thread_id!r} is waiting for a password, not a decision")
         body = {
-            "decisions": _named(decisions, request["action_requests"]),
+            "decisions": decisions.wire()["decisions"],  # the server checks them
             "interrupt_id": interrupt_id,
             **{k: v for k, v in {"critic": critic, "memory": memory}.items() if v is not None},
         }
@@ -143,19 +143,6 @@ class RemoteConversations:
         with suppress(ServerRefused, ServerFailed, TimeoutError):
             cancel = self._server.call("POST", f"/v1/tasks/{task_id}/cancel")
             await asyncio.wait_for(cancel, CANCEL_TIMEOUT_S)
-
-
-def _named(decisions: list[dict[str, Any]], actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The decisions with each edit naming its tool, which the API requires."""
-    named = []
-    for index, decision in enumerate(decisions):
-        edited = decision.get("edited_action")
-        if edited is not None and "name" not in edited and index < len(actions):
-            edited = {"name": actions[index]["name"], **edited}
-            named.append({**decision, "edited_action": edited})
-        else:
-            named.append(decision)
-    return named
 
 
 if TYPE_CHECKING:

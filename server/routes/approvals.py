@@ -8,20 +8,17 @@ from fastapi import APIRouter, HTTPException, Response, status
 
 from ducklm.server.deps import Duck, Hub
 from ducklm.server.responses import PendingApproval, TaskStatusView, errors
-from ducklm.server.routes.tasks import pending_of
 from ducklm.server.schemas import Id, RowId
 from ducklm.stores import ApprovalRule
-from ducklm.tools.hitl import DecisionType, is_password_request
+from ducklm.tools.hitl import DecisionType, read_decisions
 
 router = APIRouter(prefix="/approvals", tags=["approvals"])
 
-# The one-click answers of the approvals page, in its words; each is one decision type.
-Answer = Literal["allow_once", "allow_forever", "deny"]
-_DECISION: dict[Answer, DecisionType] = {
-    "allow_once": "approve",
-    "allow_forever": "allow_forever",
-    "deny": "reject",
-}
+# A one-click answer is a decision type that needs no more input. `allow_once` and
+# `deny` are the page's first words, kept as aliases for clients that send them
+# (docs/api.md); the web chat sends the decision types.
+OneClick = Literal["approve", "allow_forever", "reject", "allow_once", "deny"]
+_ALIASES: dict[str, DecisionType] = {"allow_once": "approve", "deny": "reject"}
 
 
 @router.get("/pending")
@@ -35,11 +32,11 @@ async def pending(duck: Duck, hub: Hub) -> list[PendingApproval]:
     ]
     found = []
     for task in reversed(waiting):
-        for item in await pending_of(duck, task):
+        for item in await duck.pending(task):
             found.append(
                 PendingApproval(
                     id=item["interrupt_id"],
-                    kind="password" if is_password_request(item["request"]) else "approval",
+                    kind="password" if item["type"] == "password_requested" else "approval",
                     task_id=task.task_id,
                     conversation_id=task.thread_id,
                     message=task.message,
@@ -50,7 +47,7 @@ async def pending(duck: Duck, hub: Hub) -> list[PendingApproval]:
 
 
 @router.post("/{approval_id}/{answer}", responses=errors(404, 409))
-async def answer(approval_id: Id, answer: Answer, duck: Duck, hub: Hub) -> TaskStatusView:
+async def answer(approval_id: Id, answer: OneClick, duck: Duck, hub: Hub) -> TaskStatusView:
     """Answer every action of one question the same way; the task runs on in the background."""
     for item in await pending(duck, hub):
         if item.id != approval_id:
@@ -60,8 +57,9 @@ async def answer(approval_id: Id, answer: Answer, duck: Duck, hub: Hub) -> TaskS
                 status.HTTP_409_CONFLICT, "this question asks for a password, not an approval"
             )
         actions = item.request["action_requests"]
-        decisions = [{"type": _DECISION[answer]} for _ in actions]
-        live = await hub.resume(item.task_id, decisions, interrupt_id=approval_id)
+        kind = _ALIASES.get(answer, answer)
+        decisions = read_decisions({"decisions": [{"type": kind} for _ in actions]})
+        live = await hub.answer(item.task_id, decisions, interrupt_id=approval_id)
         return TaskStatusView(task_id=live.task_id, status="running")
     raise HTTPException(status.HTTP_404_NOT_FOUND, f"no pending approval with id {approval_id!r}")
 

@@ -5,12 +5,25 @@ from __future__ import annotations
 import pytest
 
 from ducklm.nodes.action_json import DirectiveError, parse_directive
-from ducklm.tools.hitl import DecisionError, build_request, parse_decisions
+from ducklm.tools.hitl import (
+    ActionRequest,
+    Approve,
+    DecisionError,
+    Decisions,
+    Edit,
+    EditedAction,
+    Reject,
+    build_request,
+    check_decisions,
+    parse_decisions,
+    read_decisions,
+)
 from ducklm.tools.registry import default_tools
 
+ACTION: ActionRequest = {"name": "file_write", "args": {"path": "a"}}
 REQUEST = build_request(
     [
-        ({"name": "file_write", "args": {"path": "a"}}, ["approve", "edit", "reject"]),
+        (ACTION, ["approve", "edit", "reject"]),
         ({"name": "file_write", "args": {"path": "b"}}, ["approve", "reject", "allow_forever"]),
     ]
 )
@@ -34,9 +47,21 @@ def test_decisions_in_order() -> None:
         },
     )
     assert decisions == [
-        {"type": "edit", "edited_action": {"name": "file_write", "args": {"path": "c"}}},
-        {"type": "reject", "message": "no"},
+        Edit(edited_action=EditedAction(name="file_write", args={"path": "c"})),
+        Reject(message="no"),
     ]
+
+
+def test_typed_decisions_travel_unchanged_and_an_edit_names_its_tool() -> None:
+    typed = Decisions(decisions=[Approve(), Edit(edited_action=EditedAction(args={"x": 1}))])
+    assert read_decisions(typed) is typed
+    request = build_request([(ACTION, ["approve"]), (ACTION, ["edit"])])
+    _, edit = check_decisions(request, typed).decisions
+    assert edit.model_dump() == {
+        "type": "edit",
+        "edited_action": {"name": "file_write", "args": {"x": 1}},
+    }
+    assert Decisions(decisions=[Reject()]).wire() == {"decisions": [{"type": "reject"}]}
 
 
 @pytest.mark.parametrize(
@@ -47,6 +72,8 @@ def test_decisions_in_order() -> None:
         ({"decisions": [{"type": "allow_forever"}, {"type": "approve"}]}, "not one of"),
         ({"decisions": ["approve", {"type": "approve"}]}, "must be an object"),
         ({"decisions": [{"type": "reject", "message": 3}, {"type": "approve"}]}, "message"),
+        ({"decisions": [{"type": "approve", "mesage": "typo"}, {"type": "approve"}]}, "mesage"),
+        ({"decisions": [{"type": "perhaps"}, {"type": "approve"}]}, "'perhaps' is not one of"),
     ],
 )
 def test_bad_decisions(response: object, expected: str) -> None:

@@ -19,7 +19,7 @@ from langchain_core.tools import BaseTool
 
 from ducklm.stores.intents import Intent
 from ducklm.tools.coder_tools import CODER_TOOL_NAMES
-from ducklm.tools.hitl import Decision
+from ducklm.tools.hitl import Decision, Edit, Reject
 from ducklm.tools.mcp_info import mcp_info
 from ducklm.tools.policy import PolicyEnv, Verdict, assess
 from ducklm.tools.trust import Taint, assess_mcp, under_taint
@@ -111,8 +111,8 @@ async def decide_call(
 ) -> DecidedCall:
     """`item` with the person's `decision` folded in; reads the policy and intents only."""
     args, verdict = item.call["args"], item.verdict
-    if decision is not None and decision["type"] == "edit":
-        args = decision["edited_action"]["args"]
+    if isinstance(decision, Edit):
+        args = decision.edited_action.args
         # The edit, not the original, decides sudo and network: `ls` edited into
         # `sudo ls` needs the password, and the reverse no longer does.
         verdict = await _assess(item.tool, item.call["name"], args, env)
@@ -137,9 +137,8 @@ def _refusal(item: PlannedCall, decision: Decision | None, verdict: Verdict) -> 
         return item.problem
     if item.verdict.action == "deny":
         return BLOCKED.format(reason=item.verdict.reason)
-    if decision is not None and decision["type"] == "reject":
-        message = decision.get("message")
-        return f"{REJECTED}: {message}" if message else REJECTED
+    if isinstance(decision, Reject):
+        return f"{REJECTED}: {decision.message}" if decision.message else REJECTED
     if verdict.action == "deny":  # an edit cannot turn a call into one that never runs
         return BLOCKED.format(reason=verdict.reason)
     return None

@@ -21,6 +21,7 @@ from ducklm.kit.events import emit
 from ducklm.stores.intents import Intent
 from ducklm.tools.coder_tools import CODER_TOOL_NAMES
 from ducklm.tools.errors import ToolError
+from ducklm.tools.hitl import AllowForever
 from ducklm.tools.mcp_info import event_fields, mcp_info
 from ducklm.tools.policy import PolicyEnv, may_change_workspace
 from ducklm.tools.shell import ShellEnv
@@ -91,7 +92,7 @@ async def execute(
         call_id=call["id"],
         tool=call["name"],
         status=outcome.status,
-        decision=item.decision["type"] if item.decision else None,
+        decision=item.decision.type if item.decision else None,
         approved_by=_approver(item),
         verdict=item.planned.verdict.action,
         command_class=item.verdict.command_class,
@@ -121,7 +122,7 @@ async def _outcome(
     tool, verdict = item.planned.tool, item.planned.verdict
     assert tool is not None  # a call without a tool always has a refusal
     decision = item.decision
-    if decision is not None and decision["type"] == "allow_forever" and verdict.rule_key:
+    if isinstance(decision, AllowForever) and verdict.rule_key:
         await runtime.context.approvals.add(
             item.planned.call["name"], verdict.rule_key, verdict.reason
         )
