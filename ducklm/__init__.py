@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from ducklm.graph.dependencies import open_dependencies
     from ducklm.graph.state import DuckState, InputState
     from ducklm.kit.events import EVENT_TYPES, Event, EventType, RunStatus
-    from ducklm.runtime.facade import DuckLM, NotWaitingError, RunResult, new_thread_id
+    from ducklm.kit.ids import new_thread_id
+    from ducklm.runtime.facade import DuckLM, NotWaitingError, RunResult
     from ducklm.tools.hitl import Decision, DecisionError
     from ducklm.undo import UndoError, UndoRefused, UndoResult
 
@@ -38,7 +39,7 @@ _EXPORTS = {
     "DuckLM": "ducklm.runtime.facade",
     "NotWaitingError": "ducklm.runtime.facade",
     "RunResult": "ducklm.runtime.facade",
-    "new_thread_id": "ducklm.runtime.facade",
+    "new_thread_id": "ducklm.kit.ids",
     "Settings": "ducklm.config.settings",
     "SettingsError": "ducklm.config.settings",
     "load_settings": "ducklm.config.settings",

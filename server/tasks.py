@@ -19,9 +19,11 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, NamedTuple
 
-from ducklm.kit.events import Event
-from ducklm.runtime.facade import DuckLM, NotWaitingError, new_thread_id
+from ducklm.kit.events import Event, RunStatus, done_fields, event
+from ducklm.kit.ids import new_task_id, new_thread_id
+from ducklm.runtime.facade import DuckLM, NotWaitingError
 from ducklm.stores import TaskRecord, ThreadRunning
+from ducklm.tools.hitl import Answer
 
 log = logging.getLogger(__name__)
 
@@ -196,7 +198,7 @@ class TaskHub:
             self._take(thread_id)
         else:
             await self._take_unless_waiting(thread_id)
-        task_id = new_thread_id()
+        task_id = new_task_id()
         events = self._duck.stream(
             message,
             thread_id=thread_id,
@@ -207,30 +209,30 @@ class TaskHub:
         )
         return await self._launch(LiveTask(task_id, thread_id), events)
 
-    async def resume(
+    async def answer(
         self,
         task_id: str,
-        decisions: list[dict[str, Any]],
+        answer: Answer,
         *,
         interrupt_id: str | None = None,
         critic: bool | None = None,
         memory: bool | None = None,
     ) -> LiveTask:
-        """Answer the approval question `task_id` waits at and run on.
+        """Answer the question `task_id` waits at (decisions or a password) and run on.
 
         Raises:
             TaskNotFound: No such task.
             ThreadBusy: Its thread is running.
-            NotWaitingError: It does not wait for a decision, or `interrupt_id` names
-                another question (already answered, or never asked).
+            NotWaitingError: It does not wait for this kind of answer, or `interrupt_id`
+                names another question (already answered, or never asked).
             DecisionError: The decisions do not answer the question.
         """
         task = await self._waiting(task_id)
         self._take(task.thread_id)
         # The runtime checks the answer before anything runs; `_launch` starts the stream,
         # so a bad answer is raised here, to the client, and the thread is let go.
-        events = self._duck.resume(
-            task.thread_id, decisions, interrupt_id=interrupt_id, critic=critic, memory=memory
+        events = self._duck.answer(
+            task.thread_id, answer, interrupt_id=interrupt_id, critic=critic, memory=memory
         )
         return await self._launch(LiveTask(task_id, task.thread_id), events)
 
@@ -244,24 +246,8 @@ class TaskHub:
         """
         task = await self._waiting(task_id)
         self._take(task.thread_id)
-        # As for `resume`: `continue_run` checks first, `_launch` raises what it finds.
+        # As for `answer`: `continue_run` checks first, `_launch` raises what it finds.
         events = self._duck.continue_run(task.thread_id)
-        return await self._launch(LiveTask(task_id, task.thread_id), events)
-
-    async def password(self, task_id: str, password: str | None) -> LiveTask:
-        """Give (or, with `None`, refuse) the sudo password `task_id` waits for.
-
-        Raises:
-            TaskNotFound, ThreadBusy, NotWaitingError: As for `resume`.
-            DecisionError: The password is empty.
-        """
-        task = await self._waiting(task_id)
-        self._take(task.thread_id)
-        # As for `resume`: the runtime checks, `_launch` raises what it finds.
-        if password is None:
-            events = self._duck.cancel_password(task.thread_id)
-        else:
-            events = self._duck.provide_password(task.thread_id, password)
         return await self._launch(LiveTask(task_id, task.thread_id), events)
 
     async def cancel(self, task_id: str) -> str:
@@ -387,14 +373,8 @@ class TaskHub:
             live.finish()
 
 
-def _ended(live: LiveTask, status: str) -> Event:
-    return {
-        "type": "done",
-        "status": status,
-        "answer": "",
-        "task_id": live.task_id,
-        "thread_id": live.thread_id,
-    }
+def _ended(live: LiveTask, status: RunStatus) -> Event:
+    return event("done", **done_fields(status, task_id=live.task_id, thread_id=live.thread_id))
 
 
 async def _after(first: Event, rest: AsyncIterator[Event]) -> AsyncIterator[Event]:

@@ -118,17 +118,16 @@ async def cmd_history(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm history [--checkpoints]`."""
     from ducklm.runtime.operator import open_history  # noqa: PLC0415  see module doc
 
-    async with open_history(settings) as graph:
-        config: Any = {"configurable": {"thread_id": args.thread}}
+    async with open_history(settings) as states:
         if not args.checkpoints:
-            snapshot = await graph.aget_state(config)
+            snapshot = await states.snapshot(args.thread)
             for message in snapshot.values.get("messages", []):
                 if args.json:
                     print(json.dumps(message.model_dump(mode="json"), ensure_ascii=False))
                 else:
                     print(f"{message.type}: {message.text}")
             return 0
-        snapshots = [s async for s in graph.aget_state_history(config, limit=args.limit)]
+        snapshots = await states.history(args.thread, limit=args.limit)
         for index, snapshot in enumerate(snapshots):
             # The nodes that wrote a checkpoint are the ones its parent was waiting for.
             parent = snapshots[index + 1] if index + 1 < len(snapshots) else None

@@ -46,6 +46,8 @@ EventType = Literal[
 ]
 EVENT_TYPES: frozenset[str] = frozenset(get_args(EventType))
 RunStatus = Literal["completed", "interrupted", "failed", "cancelled"]
+QUESTION_EVENTS: frozenset[EventType] = frozenset({"approval_requested", "password_requested"})
+"""The events that put a paused run's question to the person (`runner.question_event`)."""
 
 # Token-level events are the answer itself, which the checkpoint already holds: auditing
 # each one would write a row per token.
@@ -57,6 +59,15 @@ Event = dict[str, Any]
 def event(type_: EventType, **data: Any) -> Event:
     """Build an event of `type_` with `data` as its fields."""
     return {"type": type_, **data}
+
+
+def done_fields(status: RunStatus, answer: str = "", **fields: Any) -> dict[str, Any]:
+    """The fields of `done`, the last event of every run: how it ended and its answer.
+
+    Built here alone: a run's end (`ducklm.runtime.runner`), a run marked interrupted by
+    recovery, an abandoned task and a task that failed outside its run all close with it.
+    """
+    return {"status": status, "answer": answer, **fields}
 
 
 def emit(runtime: Runtime[Any], type_: EventType, **data: Any) -> None:

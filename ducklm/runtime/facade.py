@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass, field, replace
@@ -21,20 +20,28 @@ from typing import Any
 from langchain_core.messages import AnyMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.types import Command
+from langgraph.types import Command, StateSnapshot
 
 from ducklm.config.settings import Settings, load_settings
 from ducklm.graph.builder import DuckGraph, build_graph
 from ducklm.graph.context import DuckContext
 from ducklm.graph.dependencies import Dependencies, open_dependencies
 from ducklm.graph.state import DuckState
-from ducklm.kit.events import Event, RunStatus
+from ducklm.kit.events import Event, RunStatus, done_fields, event
+from ducklm.kit.ids import new_task_id, new_thread_id
 from ducklm.kit.workspaces import requested_workspace
 from ducklm.memory.episodes import EpisodeWriter
 from ducklm.runtime.episodes import reindex_conversations, turn_loader
 from ducklm.runtime.recovery import recover_dead_runs
 from ducklm.runtime.reviews import Reviews
-from ducklm.runtime.runner import GraphOptions, TaskRef, stream_review, stream_run
+from ducklm.runtime.runner import (
+    GraphOptions,
+    TaskRef,
+    question_event,
+    stream_review,
+    stream_run,
+)
+from ducklm.runtime.states import StateReader, thread_config
 from ducklm.stores import (
     ApprovalRule,
     AuditRecord,
@@ -44,7 +51,17 @@ from ducklm.stores import (
     TaskRecord,
 )
 from ducklm.stores.checkpoints import open_checkpointer
-from ducklm.tools.hitl import DecisionError, HITLRequest, is_password_request, parse_decisions
+from ducklm.tools.hitl import (
+    Answer,
+    DecisionError,
+    Decisions,
+    HITLRequest,
+    PasswordAnswer,
+    PasswordRefusal,
+    check_decisions,
+    is_password_request,
+    read_decisions,
+)
 from ducklm.undo import UndoError, UndoResult
 from ducklm.undo.service import UNDO_OFF
 
@@ -77,6 +94,8 @@ class DuckLM:
     def __init__(self, deps: Dependencies, graph: DuckGraph) -> None:
         self._deps = deps
         self.graph = graph
+        self.states = StateReader(graph)
+        """Reads the threads' checkpointed states (`ducklm.runtime.states`)."""
         self._prefetches: set[asyncio.Task[Any]] = set()
         episodes = deps.context.episodes
         load = turn_loader(graph, str(deps.context.settings.workspace))
@@ -161,7 +180,7 @@ class DuckLM:
         """
         graph_input: dict[str, Any] = {"messages": [HumanMessage(content=message)]}
         thread_id = thread_id or new_thread_id()
-        task = TaskRef(task_id or new_thread_id(), message, bump_conversation=True)
+        task = TaskRef(task_id or new_task_id(), message, bump_conversation=True)
         return self._new_task(
             graph_input, thread_id, task, workspace=workspace, critic=critic, memory=memory
         )
@@ -182,7 +201,7 @@ class DuckLM:
         in `values` must already be an allowed folder (the door checks it).
         """
         workspace = values.get("workspace") or None
-        task = TaskRef(new_thread_id(), message, bump_conversation=True, workspace=workspace)
+        task = TaskRef(new_task_id(), message, bump_conversation=True, workspace=workspace)
         self._prefetch_embedding(message)
         return self._stream(dict(values), thread_id, task, critic, memory, options=options)
 
@@ -207,57 +226,103 @@ class DuckLM:
         """Like `stream`, collected into a `RunResult`."""
         return await _collect(self.stream(message, **kwargs))
 
-    async def resume(
+    async def answer(
         self,
         thread_id: str,
-        decisions: list[dict[str, Any]],
+        answer: Answer,
         *,
         interrupt_id: str | None = None,
         critic: bool | None = None,
         memory: bool | None = None,
+        update: Any = None,
+        goto: Any = (),
+        options: GraphOptions | None = None,
     ) -> AsyncIterator[Event]:
         """Answer the question a thread is paused at and yield the rest of the run.
+
+        Every door answers through here: `/v1`, the Agent Protocol door, the CLI and the
+        library, for approvals, edits and passwords alike. `answer` is already typed
+        (each door reads its wire format into `Answer`); here it is checked against the
+        question, once, before anything runs.
 
         `interrupt_id`, when given, names the question answered: a stale answer (to a
         question answered already) is refused instead of answering the next one.
         `critic` and `memory` change the paused turn's switches; `None` keeps them.
+        `update` and `goto` go into the same `Command` (LangGraph clients send them).
 
         Raises:
-            NotWaitingError: The thread is not paused at a question, or at another one.
+            NotWaitingError: The thread is not paused at a question, at another one, or
+                at one of the other kind (a password for decisions, or the reverse).
             DecisionError: The decisions do not answer it (wrong count or type, bad edit).
         """
+        resume = await self._resume_value(thread_id, answer, interrupt_id)
+        pairs = (("run_critic", critic), ("run_memory_policy", memory))
+        switches = {key: on for key, on in pairs if on is not None}
+        command: Command[Any] = Command(resume=resume, update=_with(update, switches), goto=goto)
+        task = await self._task_of(thread_id)
+        async for item in self._stream(
+            command, thread_id, task, critic is not False, memory is not False, options=options
+        ):
+            yield item
+
+    async def _resume_value(
+        self, thread_id: str, answer: Answer, interrupt_id: str | None
+    ) -> dict[str, Any]:
+        """`Command.resume` for `answer`, checked against the question it answers."""
         pending_id, request = await self.pending_request(thread_id)
         if interrupt_id is not None and interrupt_id != pending_id:
             raise NotWaitingError(
                 f"thread {thread_id!r} is not waiting at question {interrupt_id!r} "
                 "(it was answered already, or belongs to another task)"
             )
-        if is_password_request(request):
-            raise NotWaitingError(f"thread {thread_id!r} is waiting for a password, not a decision")
-        # The one check of an answer before the run: bad input fails here, not mid-run.
-        parse_decisions(request, {"decisions": decisions})
-        switches = {"run_critic": critic, "run_memory_policy": memory}
-        command: Command[Any] = Command(
-            resume={pending_id: {"decisions": decisions}},
-            update={k: v for k, v in switches.items() if v is not None} or None,
-        )
-        async for item in self._stream(
-            command,
-            thread_id,
-            await self._task_of(thread_id),
-            critic is not False,
-            memory is not False,
+        value: dict[str, Any]
+        if isinstance(answer, Decisions):
+            if is_password_request(request):
+                raise NotWaitingError(
+                    f"thread {thread_id!r} is waiting for a password, not a decision"
+                )
+            # The checkpoint holds the HITL wire form, as from any LangGraph client, so
+            # a run reads the same whichever server answered it (`tools/hitl.py`).
+            value = check_decisions(request, answer).wire()
+        elif not is_password_request(request):
+            raise NotWaitingError(f"thread {thread_id!r} is not waiting for a password")
+        elif isinstance(answer, PasswordRefusal):
+            value = {"cancel": True}
+        else:
+            # Only a one-time token reaches the checkpoint; the password stays in memory.
+            value = {"password_token": self._deps.context.vault.put(answer.password)}
+        return {pending_id: value}
+
+    async def resume(
+        self,
+        thread_id: str,
+        decisions: list[dict[str, Any]] | Decisions,
+        *,
+        interrupt_id: str | None = None,
+        critic: bool | None = None,
+        memory: bool | None = None,
+    ) -> AsyncIterator[Event]:
+        """`answer` with decisions in the HITL shape (`[{"type": "approve"}, ...]`).
+
+        Raises:
+            NotWaitingError: As `answer`.
+            DecisionError: The decisions are malformed or do not answer the question.
+        """
+        if not isinstance(decisions, Decisions):
+            decisions = read_decisions({"decisions": list(decisions)})
+        async for item in self.answer(
+            thread_id, decisions, interrupt_id=interrupt_id, critic=critic, memory=memory
         ):
             yield item
 
     async def resume_run(
-        self, thread_id: str, decisions: list[dict[str, Any]], **kwargs: Any
+        self, thread_id: str, decisions: list[dict[str, Any]] | Decisions, **kwargs: Any
     ) -> RunResult:
         """Like `resume`, collected into a `RunResult`."""
         return await _collect(self.resume(thread_id, decisions, **kwargs))
 
     async def provide_password(self, thread_id: str, password: str) -> AsyncIterator[Event]:
-        """Give the sudo password a thread is waiting for, and yield the rest of the run.
+        """`answer` with the sudo password a thread is waiting for.
 
         The password stays in this process's memory under a one-time token; only the
         token reaches the checkpoint. It is never written anywhere.
@@ -266,23 +331,14 @@ class DuckLM:
             NotWaitingError: The thread is not waiting for a password.
             DecisionError: The password is empty.
         """
-        interrupt_id, request = await self.pending_request(thread_id)
-        if not is_password_request(request):
-            raise NotWaitingError(f"thread {thread_id!r} is not waiting for a password")
         if not password:
             raise DecisionError("the password is empty")
-        token = self._deps.context.vault.put(password)
-        command: Command[Any] = Command(resume={interrupt_id: {"password_token": token}})
-        async for item in self._stream(command, thread_id, await self._task_of(thread_id)):
+        async for item in self.answer(thread_id, PasswordAnswer(password=password)):
             yield item
 
     async def cancel_password(self, thread_id: str) -> AsyncIterator[Event]:
-        """Refuse the password a thread is waiting for: the command does not run."""
-        interrupt_id, request = await self.pending_request(thread_id)
-        if not is_password_request(request):
-            raise NotWaitingError(f"thread {thread_id!r} is not waiting for a password")
-        command: Command[Any] = Command(resume={interrupt_id: {"cancel": True}})
-        async for item in self._stream(command, thread_id, await self._task_of(thread_id)):
+        """`answer` a password question with a refusal: the command does not run."""
+        async for item in self.answer(thread_id, PasswordRefusal()):
             yield item
 
     async def continue_run(self, thread_id: str) -> AsyncIterator[Event]:
@@ -304,7 +360,7 @@ class DuckLM:
         Raises:
             NotWaitingError: The thread has nothing left to run, or waits for a question.
         """
-        snapshot = await self.graph.aget_state(_config(thread_id))
+        snapshot = await self.states.snapshot(thread_id)
         if snapshot.interrupts:
             raise NotWaitingError(f"thread {thread_id!r} is waiting for an answer; use resume")
         if not snapshot.next:
@@ -329,17 +385,14 @@ class DuckLM:
             NotWaitingError: Nothing runs after that checkpoint.
         """
         checkpoint_id = checkpoint_id or await self._turn_input(thread_id)
-        config: RunnableConfig = {
-            "configurable": {"thread_id": thread_id, "checkpoint_id": checkpoint_id}
-        }
-        snapshot = await self.graph.aget_state(config)
+        snapshot = await self.states.snapshot(thread_id, checkpoint_id)
         if snapshot.created_at is None:
             raise LookupError(f"thread {thread_id!r} has no checkpoint {checkpoint_id!r}")
         if not snapshot.next:
             raise NotWaitingError(f"nothing runs after checkpoint {checkpoint_id!r}")
         humans = [m.text for m in snapshot.values.get("messages", []) if m.type == "human"]
         message = f"replay: {humans[-1] if humans else checkpoint_id}"
-        task = TaskRef(new_thread_id(), message, bump_conversation=True)
+        task = TaskRef(new_task_id(), message, bump_conversation=True)
         async for item in self._stream(
             None, thread_id, task, critic, memory, checkpoint_id=checkpoint_id
         ):
@@ -348,7 +401,9 @@ class DuckLM:
     async def _turn_input(self, thread_id: str) -> str:
         saver = self.graph.checkpointer
         assert isinstance(saver, BaseCheckpointSaver)  # compiled with one in `open`
-        async for found in saver.alist(_config(thread_id), filter={"source": "input"}, limit=1):
+        async for found in saver.alist(
+            thread_config(thread_id), filter={"source": "input"}, limit=1
+        ):
             return str(found.config["configurable"]["checkpoint_id"])
         raise LookupError(f"thread {thread_id!r} has no checkpoints")
 
@@ -358,21 +413,67 @@ class DuckLM:
         Raises:
             NotWaitingError: The thread is not paused at a question.
         """
-        snapshot = await self.graph.aget_state(_config(thread_id))
+        snapshot = await self.states.snapshot(thread_id)
         if not snapshot.interrupts:
             raise NotWaitingError(f"thread {thread_id!r} is not waiting for a decision")
         item = snapshot.interrupts[0]
         return item.id, item.value
 
+    async def snapshot(self, thread_id: str, checkpoint_id: str | None = None) -> StateSnapshot:
+        """The thread's state (at `checkpoint_id`, else the latest): values, next, interrupts."""
+        return await self.states.snapshot(thread_id, checkpoint_id)
+
+    async def history(
+        self,
+        thread_id: str,
+        *,
+        checkpoint_id: str | None = None,
+        before: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> list[StateSnapshot]:
+        """The thread's states, newest first (from `checkpoint_id`, older than `before`)."""
+        return await self.states.history(
+            thread_id, checkpoint_id=checkpoint_id, before=before, metadata=metadata, limit=limit
+        )
+
+    async def update_state(
+        self,
+        thread_id: str,
+        values: dict[str, Any] | Any,
+        *,
+        as_node: str | None = None,
+        checkpoint_id: str | None = None,
+    ) -> RunnableConfig:
+        """Write `values` as if `as_node` had run; the new checkpoint's config.
+
+        The caller holds the thread (no run may go on meanwhile) and has checked that a
+        `workspace` in `values` is allowed.
+
+        Raises:
+            InvalidUpdateError, ValueError, KeyError: LangGraph refused the update.
+        """
+        return await self.graph.aupdate_state(
+            thread_config(thread_id, checkpoint_id), values, as_node=as_node
+        )
+
+    async def pending(self, task: TaskRecord) -> list[Event]:
+        """The question `task` waits at, as the event that asked it (empty if none)."""
+        if task.status != "interrupted":
+            return []
+        snapshot = await self.snapshot(task.thread_id)
+        ids = {"task_id": task.task_id, "thread_id": task.thread_id}
+        return [{**question_event(item), **ids} for item in snapshot.interrupts[:1]]
+
     async def messages(self, thread_id: str) -> list[AnyMessage]:
         """The conversation of `thread_id` (empty for an unknown thread)."""
-        snapshot = await self.graph.aget_state(_config(thread_id))
+        snapshot = await self.states.snapshot(thread_id)
         messages: list[AnyMessage] = snapshot.values.get("messages", [])
         return messages
 
     async def state(self, thread_id: str) -> DuckState | None:
         """The whole state of `thread_id`, or `None` for an unknown thread."""
-        snapshot = await self.graph.aget_state(_config(thread_id))
+        snapshot = await self.states.snapshot(thread_id)
         return DuckState(**snapshot.values) if snapshot.values else None
 
     async def task(self, task_id: str) -> TaskRecord | None:
@@ -397,9 +498,10 @@ class DuckLM:
             await self._deps.stores.audit.append(
                 task.thread_id,
                 None,
-                {"type": "done", "status": "cancelled", "answer": "", "task_id": task_id,
-                 "thread_id": task.thread_id},
-            )  # fmt: skip
+                event(
+                    "done", **done_fields("cancelled", task_id=task_id, thread_id=task.thread_id)
+                ),
+            )
         return True
 
     async def request_cancel(self, task_id: str) -> bool:
@@ -518,7 +620,7 @@ class DuckLM:
     async def _task_of(self, thread_id: str) -> TaskRef:
         # Threads from before tasks existed have none: their continuation starts one.
         latest = await self._deps.stores.tasks.latest(thread_id)
-        return TaskRef(latest.task_id) if latest else TaskRef(new_thread_id(), "")
+        return TaskRef(latest.task_id) if latest else TaskRef(new_task_id(), "")
 
     async def _stream(
         self,
@@ -568,13 +670,13 @@ def _forget_prefetch(tasks: set[asyncio.Task[Any]]) -> Callable[[asyncio.Task[An
     return done
 
 
-def new_thread_id() -> str:
-    """A fresh conversation id."""
-    return str(uuid.uuid4())
-
-
-def _config(thread_id: str) -> RunnableConfig:
-    return {"configurable": {"thread_id": thread_id}}
+def _with(update: Any, changes: dict[str, Any]) -> Any:
+    """A client's `Command.update` (a dict or `(key, value)` pairs) plus `changes`."""
+    if not changes:
+        return update
+    if isinstance(update, list):
+        return [*update, *changes.items()]
+    return {**(update or {}), **changes}
 
 
 async def _collect(events: AsyncIterator[Event]) -> RunResult:

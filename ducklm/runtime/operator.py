@@ -11,16 +11,13 @@ import asyncio
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
 
 from ducklm.config.settings import Settings
 from ducklm.runtime.recovery import recover_dead_runs
+from ducklm.runtime.states import StateReader
 from ducklm.stores import RunStores, open_database
 from ducklm.stores.owner import ProcessOwner
 from ducklm.stores.private import secure_data_dir
-
-if TYPE_CHECKING:
-    from ducklm.graph.builder import DuckGraph
 
 SLOW_S = 1.0
 
@@ -37,8 +34,8 @@ async def open_operator_stores(settings: Settings) -> AsyncIterator[RunStores]:
 
 
 @asynccontextmanager
-async def open_history(settings: Settings) -> AsyncIterator[DuckGraph]:
-    """The graph on its checkpointer, for reading states (it runs no node)."""
+async def open_history(settings: Settings) -> AsyncIterator[StateReader]:
+    """The threads' states, read through the graph on its checkpointer (it runs no node)."""
     # Imported here: the graph and the checkpointer's state types bring in the nodes,
     # tools, model clients and Qdrant (about 5 s here), which `threads` and `events` need
     # none of.
@@ -47,7 +44,7 @@ async def open_history(settings: Settings) -> AsyncIterator[DuckGraph]:
 
     await asyncio.to_thread(secure_data_dir, settings.data_dir)
     async with open_checkpointer(settings.checkpoint_location) as saver:
-        yield build_graph().compile(checkpointer=saver, name="ducklm")
+        yield StateReader(build_graph().compile(checkpointer=saver, name="ducklm"))
 
 
 @asynccontextmanager

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from ducklm.kit.events import done_fields
 from ducklm.stores import AuditLog, Database, RunRecord, Runs, RunStores, Tasks
 from ducklm.stores.owner import ProcessOwner
 
@@ -73,10 +74,7 @@ async def _mark_in(run: RunRecord, runs: Runs, tasks: Tasks, audit: AuditLog) ->
             await tasks.set_status(run.task_id, "interrupted", error=INTERRUPTED_BY_RESTART)
         closing = {
             "type": "done",
-            "status": "interrupted",
-            "answer": "",
-            "reason": INTERRUPTED_BY_RESTART,
-            **ids,
+            **done_fields("interrupted", reason=INTERRUPTED_BY_RESTART, **ids),
         }
     await audit.append(run.thread_id, run.run_id, closing)
     return True

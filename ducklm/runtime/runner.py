@@ -36,7 +36,7 @@ from ducklm.graph.builder import DuckGraph
 from ducklm.graph.context import DuckContext
 from ducklm.graph.routing import route_after_answer
 from ducklm.graph.state import DuckState
-from ducklm.kit.events import UNAUDITED, Event, EventType, RunStatus, event
+from ducklm.kit.events import UNAUDITED, Event, EventType, RunStatus, done_fields, event
 from ducklm.models.errors import describe_failure
 from ducklm.runtime.audit_buffer import AuditBuffer
 from ducklm.runtime.channel import GraphChunk, RunChannel
@@ -340,7 +340,7 @@ async def _finish(run: _Run, review: ReviewRef | None = None) -> Event:
         await stores.tasks.set_status(run.task.task_id, run.status, answer=answer, error=run.error)
         if review is not None:  # with the turn's end, so no stop in between can lose it
             await stores.runs.start(review.run_id, run.thread_id, review.task_id, kind="review")
-        return await run.record("done", {"status": run.status, "answer": run.answer})
+        return await run.record("done", done_fields(run.status, run.answer))
 
 
 async def _finish_review(run: _Run, skipped: str | None = None) -> Event:
@@ -357,7 +357,7 @@ def _translate(run: _Run, chunk: Any) -> list[Event]:
         return []
     if "__interrupt__" in chunk:
         run.status = "interrupted"
-        return [_approval_event(i) for i in chunk["__interrupt__"]]
+        return [question_event(i) for i in chunk["__interrupt__"]]
     for update in chunk.values():  # the thinker, or the action role when it answered
         if isinstance(update, dict) and update.get("final"):
             run.answer = update["final"]
@@ -365,7 +365,12 @@ def _translate(run: _Run, chunk: Any) -> list[Event]:
     return []
 
 
-def _approval_event(item: Interrupt) -> Event:
+def question_event(item: Interrupt) -> Event:
+    """The event that puts a paused run's question to the person, by the question's kind.
+
+    Decided here alone: the live run and every reading of a paused one (`DuckLM.pending`)
+    name a question the same way.
+    """
     if is_password_request(item.value):
         return event("password_requested", interrupt_id=item.id, request=item.value)
     return event("approval_requested", interrupt_id=item.id, request=item.value)

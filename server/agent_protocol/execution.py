@@ -31,8 +31,19 @@ async def start_run(spec: RunSpec, duck: DuckLM, hub: TaskHub) -> LiveTask:
         options = replace(
             spec.options, watch=live.publish_chunk, watch_modes=graph_modes(spec.stream_modes)
         )
-        critic, memory = spec.critic, spec.memory
-        if spec.values is not None:
+        critic, memory = spec.critic is not False, spec.memory is not False
+        if spec.answer is not None:
+            command = spec.command
+            events = duck.answer(
+                spec.thread_id,
+                spec.answer,
+                critic=spec.critic,
+                memory=spec.memory,
+                update=command.update if command else None,
+                goto=command.goto if command else (),
+                options=options,
+            )
+        elif spec.values is not None:
             events = duck.stream_values(
                 spec.values,
                 thread_id=spec.thread_id,

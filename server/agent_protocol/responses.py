@@ -119,7 +119,7 @@ class StateWritten(BaseModel):
     checkpoint: CheckpointView | None
 
 
-class RunResult(BaseModel):
+class WaitedValues(BaseModel):
     """What `runs/wait` answers: the run's last values.
 
     At a question, the state with `__interrupt__`; after a failure,

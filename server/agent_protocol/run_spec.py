@@ -6,11 +6,15 @@
   agent-chat-ui answers a pending tool call with a made-up "Successfully handled tool
   call." message when the person types on, which must not pass for an answer;
 - `context` carries DuckLM's switches (`critic`, `memory`); on a resume they change the
-  paused turn with a state update, as `DuckLM.resume` does;
+  paused turn (`DuckLM.answer`);
+- a resume that is an answer (decisions, agent-inbox responses, a password) is read into
+  DuckLM's one `Answer` type here and goes through `DuckLM.answer`, as at every door; a
+  malformed one is a `422` saying what is wrong. Any other resume value goes to the graph
+  as LangGraph's own server would send it, and the graph asks again, saying why;
 - a `workspace` in the input or the command's update must be an allowed folder
   (`workspace.py`), else `422`;
-- a paused sudo question can be answered with `{"password": ...}`: the password goes to
-  the runtime's vault and only a one-time token reaches the checkpoint.
+- a paused sudo question can be answered with `{"password": ...}` (or `{"cancel": true}`):
+  the runtime keeps the password in its vault; only a one-time token is checkpointed.
 """
 
 from __future__ import annotations
@@ -22,15 +26,21 @@ from typing import Any
 from fastapi import HTTPException
 from langgraph.types import Command
 
-from ducklm.runtime.facade import DuckLM
+from ducklm.runtime.facade import DuckLM, NotWaitingError
 from ducklm.runtime.runner import GraphOptions
 from ducklm.server.agent_protocol.catalog import GRAPH_METADATA, create_thread, find_thread
 from ducklm.server.agent_protocol.deps import Door
 from ducklm.server.agent_protocol.identity import GRAPH_ID, is_assistant
 from ducklm.server.agent_protocol.inbox import as_decisions
-from ducklm.server.agent_protocol.schemas import RunCommand, RunCreate, StreamMode
+from ducklm.server.agent_protocol.schemas import RunCreate, StreamMode
 from ducklm.server.agent_protocol.workspace import allowed_values
-from ducklm.tools.hitl import is_password_request
+from ducklm.tools.hitl import (
+    Answer,
+    DecisionError,
+    PasswordAnswer,
+    PasswordRefusal,
+    read_decisions,
+)
 
 NOT_WAITING = "thread {thread_id} is not waiting for an answer: there is nothing to resume"
 RESUME_NEEDS_THREAD = "You must provide a thread_id when resuming."
@@ -50,11 +60,14 @@ class RunSpec:
     values: dict[str, Any] | None
     """A state input: the run is a new task (a new turn of the conversation)."""
     command: Command[Any] | None
-    """Without `values`: a command for the latest task, or `None` (go on from the checkpoint)."""
+    """Without `values`: a command for the latest task, or `None` (go on from the checkpoint).
+    With `answer`, its `update` and `goto` go with the answer."""
+    answer: Answer | None
     message: str
     """The new task's text (the conversation's title when it is new)."""
-    critic: bool
-    memory: bool
+    critic: bool | None
+    """The client's switch (`context.critic`), `None` when it said nothing."""
+    memory: bool | None
     options: GraphOptions
     stream_modes: tuple[StreamMode, ...]
     temporary: bool = False
@@ -105,19 +118,24 @@ async def _spec(
     *,
     temporary: bool = False,
 ) -> RunSpec:
-    values, command = None, None
+    values, command, answer = None, None, None
     if body.command is None:
         values = await allowed_values(body.input, duck.settings)
     else:
-        command = await _command(body.command, body, thread_id, duck)
+        if body.command.resume is not None:
+            answer = await _answer(body.command.resume, thread_id, duck)
+        update = await allowed_values(body.command.update, duck.settings)
+        resume = body.command.resume if answer is None else None
+        command = Command(resume=resume, update=update, goto=body.command.goto or ())
     switches = body.context
     return RunSpec(
         thread_id=thread_id,
         values=values,
         command=command,
+        answer=answer,
         message=message_text(values),
-        critic=switches is None or switches.critic is not False,
-        memory=switches is None or switches.memory is not False,
+        critic=switches.critic if switches else None,
+        memory=switches.memory if switches else None,
         options=_options(body),
         stream_modes=modes,
         temporary=temporary,
@@ -134,14 +152,6 @@ def _options(body: RunCreate) -> GraphOptions:
         tags=body.config.tags if body.config else None,
         metadata={**(body.metadata or {}), **GRAPH_METADATA},
     )
-
-
-async def _command(command: RunCommand, body: RunCreate, thread_id: str, duck: DuckLM) -> Any:
-    resume = command.resume
-    if resume is not None:
-        resume = await _checked_resume(resume, thread_id, duck)
-    update = await allowed_values(_update(command, body), duck.settings)
-    return Command(resume=resume, update=update, goto=command.goto or ())
 
 
 def message_text(values: dict[str, Any] | None) -> str:
@@ -164,21 +174,32 @@ def _text(content: Any) -> str:
     return " ".join(b.get("text", "") for b in blocks if isinstance(b, dict)).strip()
 
 
-async def _checked_resume(resume: Any, thread_id: str, duck: DuckLM) -> Any:
-    snapshot = await duck.graph.aget_state({"configurable": {"thread_id": thread_id}})
-    if not snapshot.interrupts:
-        raise HTTPException(409, NOT_WAITING.format(thread_id=thread_id))
-    pending = snapshot.interrupts[0].value
-    if is_password_request(pending) and isinstance(resume, dict) and "password" in resume:
+async def _answer(resume: Any, thread_id: str, duck: DuckLM) -> Answer | None:
+    """`resume` as DuckLM's answer, or `None` when it is no answer (the graph asks again)."""
+    try:
+        await duck.pending_request(thread_id)
+    except NotWaitingError:
+        raise HTTPException(409, NOT_WAITING.format(thread_id=thread_id)) from None
+    resume = as_decisions(resume)
+    if not isinstance(resume, dict):
+        return None
+    if "password" in resume:
         password = resume["password"]
         if not isinstance(password, str) or not password:
             raise HTTPException(422, EMPTY_PASSWORD)
-        return {"password_token": duck.context.vault.put(password)}
-    return as_decisions(resume)
+        return PasswordAnswer(password=password)
+    if resume == {"cancel": True}:
+        return PasswordRefusal()
+    if "decisions" not in resume:
+        return None
+    try:
+        return read_decisions(resume)
+    except DecisionError as exc:
+        raise HTTPException(422, str(exc)) from None
 
 
 async def _check_not_waiting(values: dict[str, Any], thread_id: str, duck: DuckLM) -> None:
-    snapshot = await duck.graph.aget_state({"configurable": {"thread_id": thread_id}})
+    snapshot = await duck.snapshot(thread_id)
     if not snapshot.interrupts:
         return
     pending = {c["id"]: c["name"] for c in _last_tool_calls(snapshot.values)}
@@ -200,19 +221,6 @@ def _tool_answers(values: dict[str, Any]) -> list[str]:
         if isinstance(item, dict) and item.get("type", item.get("role")) == "tool":
             found.append(str(item.get("tool_call_id")))
     return found
-
-
-def _update(command: RunCommand, body: RunCreate) -> Any:
-    switches = body.context
-    if switches is None or command.resume is None:
-        return command.update
-    pairs = (("run_critic", switches.critic), ("run_memory_policy", switches.memory))
-    changes = {key: value for key, value in pairs if value is not None}
-    if not changes:
-        return command.update
-    if isinstance(command.update, list):
-        return [*command.update, *changes.items()]
-    return {**(command.update or {}), **changes}
 
 
 def _check_assistant(assistant_id: str) -> None:

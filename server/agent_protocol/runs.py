@@ -14,15 +14,16 @@ from fastapi import APIRouter, HTTPException
 from fastapi.responses import StreamingResponse
 from sse_starlette import EventSourceResponse
 
-from ducklm.runtime.facade import DuckLM
+from ducklm.runtime.facade import DuckLM, NotWaitingError
 from ducklm.server.agent_protocol.deps import DoorDep, DuckDep, HubDep
 from ducklm.server.agent_protocol.execution import start_run
-from ducklm.server.agent_protocol.responses import RunResult
+from ducklm.server.agent_protocol.responses import WaitedValues
 from ducklm.server.agent_protocol.run_spec import RunSpec, stateless_run, thread_run
 from ducklm.server.agent_protocol.schemas import RunCreate
 from ducklm.server.agent_protocol.streaming import WireEvent, sse_response, wait_body, wire_events
 from ducklm.server.responses import errors, event_stream_doc
 from ducklm.server.tasks import LiveTask, TaskHub, ThreadBusy
+from ducklm.tools.hitl import DecisionError
 
 router = APIRouter()
 
@@ -30,7 +31,7 @@ _STREAMED = {
     **errors(404, 409),
     **event_stream_doc("The run's events as the LangGraph server streams them.", data={}),
 }
-_WAITED = {**errors(404, 409), 200: {"model": RunResult, "description": "The run's result."}}
+_WAITED = {**errors(404, 409), 200: {"model": WaitedValues, "description": "The run's result."}}
 
 
 @router.post(
@@ -78,8 +79,10 @@ async def wait_stateless_run(
 async def _start(spec: RunSpec, duck: DuckLM, hub: TaskHub) -> LiveTask:
     try:
         return await start_run(spec, duck, hub)
-    except ThreadBusy as exc:
+    except (ThreadBusy, NotWaitingError) as exc:
         raise HTTPException(409, str(exc)) from None
+    except DecisionError as exc:  # decisions that do not fit the question they answer
+        raise HTTPException(422, str(exc)) from None
 
 
 def _events(live: LiveTask, spec: RunSpec, body: RunCreate) -> AsyncIterator[WireEvent]:

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, HTTPException
-from langchain_core.runnables import RunnableConfig
 from langgraph.errors import InvalidUpdateError
 
 from ducklm.server.agent_protocol.deps import DuckDep, HubDep, ThreadDep
@@ -24,17 +21,10 @@ NO_CHECKPOINT = "thread {thread_id} has no checkpoint {checkpoint_id}"
 BAD_UPDATE = "the update does not fit the graph's state or nodes"
 
 
-def _config(thread_id: str, checkpoint_id: str | None = None) -> RunnableConfig:
-    configurable: dict[str, Any] = {"thread_id": thread_id}
-    if checkpoint_id:
-        configurable.update(checkpoint_id=checkpoint_id, checkpoint_ns="")
-    return {"configurable": configurable}
-
-
 @router.get("/threads/{thread_id}/state", response_model=ThreadState, responses=errors(404))
 async def get_state(thread: ThreadDep, duck: DuckDep) -> WireResponse:
     """The thread's latest state: values, next nodes, tasks and their interrupts."""
-    snapshot = await duck.graph.aget_state(_config(thread.thread_id))
+    snapshot = await duck.snapshot(thread.thread_id)
     return WireResponse(thread_state(snapshot))
 
 
@@ -45,7 +35,7 @@ async def get_state(thread: ThreadDep, duck: DuckDep) -> WireResponse:
 )
 async def get_state_at(thread: ThreadDep, checkpoint_id: str, duck: DuckDep) -> WireResponse:
     """The thread's state at one checkpoint."""
-    snapshot = await duck.graph.aget_state(_config(thread.thread_id, checkpoint_id))
+    snapshot = await duck.snapshot(thread.thread_id, checkpoint_id)
     if snapshot.config.get("configurable", {}).get("checkpoint_id") != checkpoint_id:
         raise HTTPException(
             404, NO_CHECKPOINT.format(thread_id=thread.thread_id, checkpoint_id=checkpoint_id)
@@ -64,8 +54,8 @@ async def update_state(
     values = await allowed_values(body.values, duck.settings)  # 422 for a folder not allowed
     try:
         async with hub.claim(thread.thread_id):
-            config = await duck.graph.aupdate_state(
-                _config(thread.thread_id, checkpoint_id), values, as_node=body.as_node
+            config = await duck.update_state(
+                thread.thread_id, values, as_node=body.as_node, checkpoint_id=checkpoint_id
             )
     except ThreadBusy:
         raise HTTPException(409, BUSY.format(thread_id=thread.thread_id)) from None
@@ -81,13 +71,8 @@ async def get_history(thread: ThreadDep, body: HistoryRequest, duck: DuckDep) ->
     """The thread's states, newest first."""
     at = body.checkpoint.checkpoint_id if body.checkpoint else None
     before = body.before.checkpoint_id if isinstance(body.before, CheckpointRef) else body.before
-    states = [
-        thread_state(snapshot)
-        async for snapshot in duck.graph.aget_state_history(
-            _config(thread.thread_id, at),
-            filter=body.metadata,
-            before=_config(thread.thread_id, before) if before else None,
-            limit=body.limit,
-        )
-    ]
+    history = await duck.history(
+        thread.thread_id, checkpoint_id=at, before=before, metadata=body.metadata, limit=body.limit
+    )
+    states = [thread_state(snapshot) for snapshot in history]
     return WireResponse(states)

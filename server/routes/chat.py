@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from sse_starlette import EventSourceResponse
 
+from ducklm.kit.events import QUESTION_EVENTS
 from ducklm.kit.workspaces import requested_workspace
 from ducklm.server.deps import Duck, Hub
 from ducklm.server.responses import ChatOutcome, errors, event_stream_doc
@@ -54,9 +55,7 @@ def outcome(live: LiveTask) -> ChatOutcome:
             "conversation_id": live.thread_id,
             "status": done.get("status", "failed"),
             "answer": done.get("answer", ""),
-            "pending": [
-                e for e in live.events if e["type"] in {"approval_requested", "password_requested"}
-            ],
+            "pending": [e for e in live.events if e["type"] in QUESTION_EVENTS],
             "events": live.events,
         }
     )

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, Response, status
 
+from ducklm.kit.ids import new_thread_id
 from ducklm.kit.workspaces import requested_workspace
-from ducklm.runtime.facade import DuckLM, new_thread_id
+from ducklm.runtime.facade import DuckLM
 from ducklm.server.deps import Duck, Hub
 from ducklm.server.responses import ConversationDetail, errors
 from ducklm.server.routes.views import message_view, task_view

@@ -8,7 +8,7 @@ from fastapi import APIRouter, HTTPException, Query, status
 from sse_starlette import EventSourceResponse
 
 from ducklm.kit.events import Event
-from ducklm.runtime.facade import DuckLM, NotWaitingError
+from ducklm.runtime.facade import DuckLM
 from ducklm.server.deps import Duck, Hub
 from ducklm.server.responses import (
     EventView,
@@ -22,7 +22,6 @@ from ducklm.server.schemas import MAX_ID_LENGTH, ContinueRequest, Id, PasswordBo
 from ducklm.server.sse import event_stream, replay_stream
 from ducklm.server.tasks import TaskNotFound
 from ducklm.stores import TaskRecord
-from ducklm.tools.hitl import is_password_request
 
 router = APIRouter(prefix="/tasks", tags=["tasks"])
 _RUN_ON = event_stream_doc("The rest of the run's events, one SSE event each, until it ends.")
@@ -45,7 +44,7 @@ async def get_task(task_id: Id, duck: Duck, hub: Hub) -> TaskView:
     if hub.live(task_id) is not None:
         # Its run has started but may not have written its first row yet.
         return task_view(task, running=True)
-    return task_view(task, await pending_of(duck, task))
+    return task_view(task, await duck.pending(task))
 
 
 @router.get("/{task_id}/events", responses=errors(404))
@@ -73,16 +72,19 @@ async def follow_task(task_id: Id, duck: Duck, hub: Hub) -> EventSourceResponse:
     return event_stream(live, before=[e for e in stored if e.get("run_id") not in current])
 
 
+# The /v1 paths keep their first words: `continue/stream` answers a question (what
+# LangGraph, the library and the CLI call resume) and `resume/stream` goes on after a
+# restart (`continue_run`). docs/api.md says so once; the code uses the inner words.
 @router.post(
     "/{task_id}/continue/stream",
     response_class=EventSourceResponse,
     responses={**errors(404, 409), **_RUN_ON},
 )
-async def continue_task(task_id: Id, body: ContinueRequest, hub: Hub) -> EventSourceResponse:
+async def resume_task(task_id: Id, body: ContinueRequest, hub: Hub) -> EventSourceResponse:
     """Answer the approval question the task waits at; stream the rest of the run."""
-    live = await hub.resume(
+    live = await hub.answer(
         task_id,
-        [d.as_decision() for d in body.decisions],
+        body.answer(),
         interrupt_id=body.interrupt_id,
         critic=body.critic,
         memory=body.memory,
@@ -95,7 +97,7 @@ async def continue_task(task_id: Id, body: ContinueRequest, hub: Hub) -> EventSo
     response_class=EventSourceResponse,
     responses={**errors(404, 409), **_RUN_ON},
 )
-async def resume_task(task_id: Id, hub: Hub) -> EventSourceResponse:
+async def continue_task(task_id: Id, hub: Hub) -> EventSourceResponse:
     """Go on with a task interrupted by a restart (its process died mid-run); stream it."""
     return event_stream(await hub.continue_task(task_id))
 
@@ -107,12 +109,11 @@ async def resume_task(task_id: Id, hub: Hub) -> EventSourceResponse:
 )
 async def give_password(task_id: Id, body: PasswordBody, hub: Hub) -> EventSourceResponse:
     """Give the sudo password (kept in memory only) or refuse it; stream the rest."""
-    if body.cancel == (body.password is not None):
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT,
-            'send either {"password": "..."} or {"cancel": true}',
-        )
-    return event_stream(await hub.password(task_id, None if body.cancel else body.password))
+    try:
+        answer = body.answer()
+    except ValueError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
+    return event_stream(await hub.answer(task_id, answer))
 
 
 @router.post("/{task_id}/cancel", responses=errors(404, 409))
@@ -126,26 +127,6 @@ async def _task(duck: DuckLM, task_id: str) -> TaskRecord:
     if task is None:
         raise TaskNotFound(task_id)
     return task
-
-
-async def pending_of(duck: DuckLM, task: TaskRecord) -> list[Event]:
-    """The question `task` waits at, as the event that asked it (empty if none)."""
-    if task.status != "interrupted":
-        return []
-    try:
-        interrupt_id, request = await duck.pending_request(task.thread_id)
-    except NotWaitingError:
-        return []
-    kind = "password_requested" if is_password_request(request) else "approval_requested"
-    return [
-        {
-            "type": kind,
-            "interrupt_id": interrupt_id,
-            "request": request,
-            "task_id": task.task_id,
-            "thread_id": task.thread_id,
-        }
-    ]
 
 
 async def stored_events(duck: DuckLM, task: TaskRecord, after: int) -> list[Event]:
