@@ -15,8 +15,8 @@ from langchain_core.messages import AIMessage, InvalidToolCall, ToolCall
 from langgraph.runtime import Runtime
 
 from ducklm.kit.events import emit
+from ducklm.models.roles import ToolMode
 
-ToolMode = Literal["native", "json"]
 Outcome = Literal["tools", "answer", "step_result", "unusable"]
 """tools: calls go to the tool node; answer: the turn goes on to its answer; step_result:
 the reply ends a plan step; unusable: no usable directive (json mode), no tools ran."""

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-Action = Literal["store", "update", "supersede", "skip"]
+MemoryAction = Literal["store", "update", "supersede", "skip"]
 
 # Things that look like credentials. A false positive costs one unremembered fact; a
 # false negative puts a secret in a database that is searched into every prompt.
@@ -61,7 +61,7 @@ class Neighbour:
 class RuleDecision:
     """What to do with one proposed memory, and why (shown in the event)."""
 
-    action: Action
+    action: MemoryAction
     reason: str
     target_id: str | None = None
 

@@ -1,7 +1,7 @@
 """The router: what a turn needs, decided by cheap rules a person can read.
 
 From the task text and a few facts of the run (`RouteFacts`) the router decides four
-things and gives one sentence of evidence for each (`Route.reasons`, in `DECISIONS`
+things and gives one sentence of evidence for each (`Route.reasons`, in `ROUTE_CHOICES`
 order; the `route_decided` event shows them):
 
 - recall: search memory (memory is on and has records, and the task is not chit-chat);
@@ -51,8 +51,8 @@ from ducklm.tools.coder_tools import CODER_TOOL_NAMES as CODER_TOOLS
 from ducklm.turn.shortcuts import NO_TOOL, Shortcut, find_shortcut
 from ducklm.turn.tool_cues import needs_no_tool
 
-Decision = Literal["recall", "plan", "coder", "critique"]
-DECISIONS: tuple[Decision, ...] = ("recall", "plan", "coder", "critique")
+RouteChoice = Literal["recall", "plan", "coder", "critique"]
+ROUTE_CHOICES: tuple[RouteChoice, ...] = ("recall", "plan", "coder", "critique")
 """The decisions, in the order of `Route.reasons`."""
 LONG_WORDS = 60
 """A request longer than this without sequence markers may hide several steps."""
@@ -93,11 +93,11 @@ R_CRITIC_OFF = "The critic is switched off for this run."
 R_CRITIC = "The critic reviews the result."
 R_ASKED = "Asked the sys_util role: {verdict} ({why})."
 R_FALLBACK = "{reason} The sys_util role gave no usable answer, so: {choice}."
-ANSWER_WORDS: dict[Decision, tuple[str, str]] = {
+ANSWER_WORDS: dict[RouteChoice, tuple[str, str]] = {
     "plan": ("several steps", "a single step"),
     "coder": ("code work", "not code work"),
 }
-FALLBACK_WORDS: dict[Decision, str] = {"plan": "no plan", "coder": "no coder"}
+FALLBACK_WORDS: dict[RouteChoice, str] = {"plan": "no plan", "coder": "no coder"}
 
 CHITCHAT = re.compile(
     r"^(hi|hello|hey|hiya|yo|howdy|good (morning|afternoon|evening|night)|thanks|thank you"
@@ -213,7 +213,7 @@ class RouteFacts:
 
 @dataclass(frozen=True)
 class Route:
-    """What a turn needs, with one reason per decision (in `DECISIONS` order).
+    """What a turn needs, with one reason per decision (in `ROUTE_CHOICES` order).
 
     The graph state holds it (`DuckState.route`); its fields are the `route_decided`
     event's, so an old checkpoint's dict is `Route(**fields)`.
@@ -224,7 +224,7 @@ class Route:
     coder: bool
     critique: bool
     reasons: list[str]
-    undecided: tuple[Decision, ...] = ()
+    undecided: tuple[RouteChoice, ...] = ()
     shortcut: Shortcut | None = None
     """The call the rules make themselves (its `reason()` says which rule), or `None`."""
 
@@ -236,9 +236,9 @@ class Route:
         if isinstance(self.shortcut, dict):  # a checkpoint read without the types, or an event
             object.__setattr__(self, "shortcut", Shortcut.from_fields(self.shortcut))
 
-    def reason(self, decision: Decision) -> str:
+    def reason(self, decision: RouteChoice) -> str:
         """The sentence explaining `decision`."""
-        return self.reasons[DECISIONS.index(decision)]
+        return self.reasons[ROUTE_CHOICES.index(decision)]
 
     def event_fields(self) -> dict[str, Any]:
         """The fields of the `route_decided` event (JSON-serialisable)."""
@@ -338,8 +338,8 @@ def decide_route(task: str, facts: RouteFacts) -> Route:
         plan=verdicts["plan"].value,
         coder=verdicts["coder"].value,
         critique=verdicts["critique"].value,
-        reasons=[verdicts[d].reason for d in DECISIONS],
-        undecided=tuple(d for d in DECISIONS if verdicts[d].undecided),
+        reasons=[verdicts[d].reason for d in ROUTE_CHOICES],
+        undecided=tuple(d for d in ROUTE_CHOICES if verdicts[d].undecided),
         shortcut=_shortcut(task, signals, facts, verdicts) if facts.shortcuts else None,
     )
 
@@ -448,7 +448,7 @@ def merge_answer(route: Route, answer: object) -> Route:
     reasons = list(route.reasons)
     values: dict[str, Any] = {}
     for decision in route.undecided:
-        index = DECISIONS.index(decision)
+        index = ROUTE_CHOICES.index(decision)
         if parsed is None:
             choice = FALLBACK_WORDS.get(decision, "unchanged")
             reasons[index] = R_FALLBACK.format(reason=reasons[index], choice=choice)

@@ -8,7 +8,7 @@ import pytest
 
 from ducklm.turn.router import (
     CODER_TOOLS,
-    DECISIONS,
+    ROUTE_CHOICES,
     Route,
     RouteAnswer,
     RouteFacts,
@@ -103,8 +103,8 @@ UNDECIDED = [
 
 
 def on(route: Route) -> str:
-    """The decisions `route` turns on, in `DECISIONS` order, as in the tables."""
-    return " ".join(d for d in DECISIONS if getattr(route, d))
+    """The decisions `route` turns on, in `ROUTE_CHOICES` order, as in the tables."""
+    return " ".join(d for d in ROUTE_CHOICES if getattr(route, d))
 
 
 @pytest.mark.parametrize(("task", "expected"), CASES)
@@ -112,7 +112,7 @@ def test_route_table(task: str, expected: str) -> None:
     route = decide_route(task, FACTS)
     assert on(route) == expected, route.reasons
     assert route.undecided == ()
-    assert len(route.reasons) == len(DECISIONS)
+    assert len(route.reasons) == len(ROUTE_CHOICES)
     assert all(reason.endswith(".") for reason in route.reasons)
 
 
@@ -163,7 +163,7 @@ def test_event_fields_are_json() -> None:
     route = decide_route("the parser in app.py crashes on empty input", FACTS)
     fields = json.loads(json.dumps(route.event_fields()))
     assert fields["undecided"] == ["coder"]
-    assert set(fields) == {*DECISIONS, "reasons", "undecided", "shortcut"}
+    assert set(fields) == {*ROUTE_CHOICES, "reasons", "undecided", "shortcut"}
 
 
 def test_question_for_sys_util_holds_the_task() -> None:
