@@ -178,3 +178,20 @@ def _reaches(graph: dict[str, set[str]], start: str, goal: str) -> bool:
             seen.add(node)
             todo.extend(graph[node])
     return False
+
+
+GRAPH_CALLS = frozenset({"aget_state", "aget_state_history", "aupdate_state", "astream", "ainvoke"})
+
+
+def test_doors_reach_the_graph_and_the_vault_only_through_the_facade() -> None:
+    """A door calls `DuckLM`'s methods; only the run service touches the graph itself."""
+    reached = []
+    for module, path in _modules().items():
+        if _folder(module) not in DOORS - {"ducklm"}:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Attribute) and (
+                node.attr in GRAPH_CALLS or node.attr == "vault"
+            ):
+                reached.append(f"{module}:{node.lineno} .{node.attr}")
+    assert reached == []
