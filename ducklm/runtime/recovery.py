@@ -74,7 +74,8 @@ async def _mark_in(run: RunRecord, runs: Runs, tasks: Tasks, audit: AuditLog) ->
             await tasks.set_status(run.task_id, "interrupted", error=INTERRUPTED_BY_RESTART)
         closing = {
             "type": "done",
-            **done_fields("interrupted", reason=INTERRUPTED_BY_RESTART, **ids),
+            **done_fields("interrupted", reason=INTERRUPTED_BY_RESTART),
+            **ids,
         }
     await audit.append(run.thread_id, run.run_id, closing)
     return True
