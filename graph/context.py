@@ -66,6 +66,9 @@ class DuckContext:
     """Passwords given out of band, by one-time token (memory only)."""
     protected: tuple[Path, ...] = ()
     """DuckLM's own config and data: writes there always ask, even inside the workspace."""
+    hidden: tuple[Path, ...] = ()
+    """DuckLM's data dir and the config files that may hold keys (models, MCP): absent
+    from every sandboxed command's view (`tools/sandbox/view.py`)."""
     undo: WorkspaceUndo | None = None
     """Workspace checkpoints and undo (`ducklm.undo`); `None` when turned off."""
     mcp: McpServers = field(default_factory=McpServers.empty)

@@ -57,6 +57,7 @@ class _Static:
     commands: CommandPolicy
     skills: SkillRegistry
     protected: tuple[Path, ...]
+    hidden: tuple[Path, ...]
 
 
 def _load_static(settings: Settings) -> _Static:
@@ -67,14 +68,17 @@ def _load_static(settings: Settings) -> _Static:
     settings.workspace.mkdir(parents=True, exist_ok=True)
     skills_dir = skills_dir_of(settings)
     protected = [settings.data_dir, default_models_path().parent, prompts_dir(), skills_dir]
+    hidden = [settings.data_dir, settings.mcp_config_path]
     if settings.models_config:
         protected.append(settings.models_config)
+        hidden.append(settings.models_config)
     return _Static(
         models=ModelRoles.build(roles),
         prompts=load_prompts(roles),
         commands=load_command_policy(),
         skills=SkillRegistry.load(skills_dir),
         protected=tuple(p.resolve() for p in protected),
+        hidden=tuple(p.resolve() for p in hidden),
     )
 
 
@@ -120,6 +124,7 @@ async def open_dependencies(
             tokens=tokens,
             vault=SecretVault(),
             protected=static.protected,
+            hidden=static.hidden,
             undo=open_undo(settings, stores),
             mcp=mcp,
         )

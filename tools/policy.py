@@ -49,6 +49,8 @@ class Verdict:
     """For shell commands: the network must be open for it."""
     sudo: bool = False
     """For shell commands: it runs through sudo and needs the password."""
+    secrets: bool = False
+    """For shell commands: it names a secret file; approved, the sandbox shows secrets."""
 
 
 ALLOW = Verdict("allow", "runs without asking")
@@ -131,6 +133,7 @@ def _assess_shell(args: dict[str, Any], env: PolicyEnv) -> Verdict:
         command_class=found.command_class,
         network=found.network,
         sudo=found.sudo,
+        secrets=found.secrets,
     )
 
 

@@ -32,6 +32,12 @@ class ShellEnv:
     workspace: Path
     protection: Protection
     readonly: tuple[Path, ...] = ()
+    hidden: tuple[Path, ...] = ()
+    """DuckLM's data dir and configs: absent from the command's view."""
+    secret_names: tuple[str, ...] = ()
+    """Name globs of the workspace files the command sees empty."""
+    reveal_secrets: bool = False
+    """The person approved this command's secret read."""
     network: bool = False
     limits: Limits = field(default_factory=Limits)
     sudo_password: str | None = field(default=None, repr=False)
@@ -64,6 +70,9 @@ async def shell_exec(  # noqa: D417  shell is injected, not the model's
         protection=shell.protection,
         network=shell.network,
         readonly=shell.readonly,
+        hidden=shell.hidden,
+        secret_names=shell.secret_names,
+        reveal_secrets=shell.reveal_secrets,
         limits=limits,
         stdin_data=(shell.sudo_password + "\n").encode() if sudo else None,  # type: ignore[operator]
         unsandboxed=sudo,  # setuid sudo cannot work inside a user namespace

@@ -66,6 +66,15 @@ class CommandPolicy(RuleIndex):
     def __repr__(self) -> str:
         return f"CommandPolicy({len(self.known)} names, {len(self.rules.examples)} examples)"
 
+    @property
+    def secret_names(self) -> tuple[str, ...]:
+        """The secret globs that name a file anywhere (`.env`, `*.pem`), not a path.
+
+        The sandbox shows files with these names empty in the workspace; the ones with
+        a folder (`~/.ssh/*`, `/etc/shadow`) lie outside its view anyway.
+        """
+        return tuple(p for p in self.rules.secret_paths if "/" not in p and not p.startswith("~"))
+
     def classify(
         self, command: str, *, workspace: Path, home: Path | None = None, sandboxed: bool = True
     ) -> CommandVerdict:

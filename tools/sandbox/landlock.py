@@ -1,11 +1,15 @@
-"""Landlock confinement: read and execute everywhere, write only where allowed.
+"""Landlock confinement: read and execute only the folders given, write only where allowed.
 
 The fallback sandbox for machines where bubblewrap cannot start. The parent never
 calls `restrict` itself (a Landlock domain is permanent for the process and its
 children); it runs this file as a launcher, standard library only, so the child starts
 quickly and imports nothing from DuckLM::
 
-    python -I -S landlock.py --write WORKSPACE --write TMP [--deny-network] -- CMD...
+    python -I -S landlock.py [--read DIR]... --write WORKSPACE --write TMP \
+        [--deny-network] -- CMD...
+
+Without `--read`, the whole tree is readable (the view's reads come from
+`tools/sandbox/view.py:landlock_reads`).
 
 The launcher fails closed: if the ruleset cannot be applied it exits 126 and never
 runs the command unconfined.
@@ -102,12 +106,14 @@ def fs_rights(abi: int) -> int:
     return rights
 
 
-def restrict(writable: Sequence[str], *, deny_network: bool) -> None:
+def restrict(
+    writable: Sequence[str], *, deny_network: bool, readable: Sequence[str] = ("/",)
+) -> None:
     """Confine this process and its future children for good.
 
     Args:
-        writable: Folders where everything is allowed; the rest of the tree is
-            read-and-execute only.
+        writable: Folders where everything is allowed.
+        readable: Folders that may be read and executed; the rest is out of reach.
         deny_network: Forbid TCP connect and bind (needs ABI 4; older kernels cannot).
     """
     abi = abi_version()
@@ -129,7 +135,8 @@ def restrict(writable: Sequence[str], *, deny_network: bool) -> None:
         _SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0)
     )
     try:
-        _add_rule(ruleset, "/", _READ_RIGHTS & handled)
+        for folder in readable:
+            _add_rule(ruleset, folder, _READ_RIGHTS & handled)
         for device in DEVICE_FILES:
             _add_rule(ruleset, device, _FILE_RIGHTS & handled)
         for folder in writable:
@@ -173,17 +180,19 @@ def main(argv: Sequence[str]) -> int:
     """Confine this process, then become the command. Returns only on failure.
 
     Args:
-        argv: `[--write DIR]... [--deny-network] -- COMMAND [ARG]...`
+        argv: `[--read DIR]... [--write DIR]... [--deny-network] -- COMMAND [ARG]...`
     """
     args = list(argv)
     if "--" not in args:
-        print("usage: landlock.py [--write DIR]... [--deny-network] -- CMD...", file=sys.stderr)
+        usage = "usage: landlock.py [--read DIR]... [--write DIR]... [--deny-network] -- CMD..."
+        print(usage, file=sys.stderr)
         return 2
     split = args.index("--")
     options, command = args[:split], args[split + 1 :]
     writable = [options[i + 1] for i, opt in enumerate(options[:-1]) if opt == "--write"]
+    readable = [options[i + 1] for i, opt in enumerate(options[:-1]) if opt == "--read"]
     try:
-        restrict(writable, deny_network="--deny-network" in options)
+        restrict(writable, deny_network="--deny-network" in options, readable=readable or ["/"])
         os.execvp(command[0], command)
     except OSError as exc:
         print(f"ducklm sandbox: cannot confine the command: {exc}", file=sys.stderr)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ducklm.tools.sandbox import cgroup, landlock
+from ducklm.tools.sandbox.view import View, bwrap_view, landlock_reads
 
 if TYPE_CHECKING:
     from ducklm.tools.sandbox.runner import Limits, Protection
@@ -43,21 +44,7 @@ _LIMITS = (
     "ulimit -t {cpu_hard} -v {memory_kib} -f {file_kib} -u {processes} && ulimit -S -t {cpu}"
     ' && exec {bash} -c "$1"'
 )
-_BWRAP_BASE = (
-    "bwrap",
-    "--ro-bind", "/", "/",
-    "--dev", "/dev",
-    "--proc", "/proc",
-    # bwrap leaves /proc/sys writable to uid 0 (global sysctls!); DuckLM may run as root.
-    "--ro-bind-try", "/proc/sys", "/proc/sys",
-    "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
-    "--tmpfs", "/tmp",
-    # /run holds the sockets of systemd, D-Bus, docker: talking to them is an escape.
-    "--tmpfs", "/run",
-)  # fmt: skip
 _BWRAP_FLAGS = ("--unshare-all", "--die-with-parent", "--new-session")
-# With the network kept, /etc/resolv.conf may point into /run (systemd-resolved).
-_RESOLVER = ("--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve")
 
 
 @dataclass
@@ -87,7 +74,8 @@ class Plan:
 
 def bwrap_probe_argv() -> list[str]:
     """The sandbox's own bubblewrap options around `true`: if this runs, runs will."""
-    return [*_BWRAP_BASE, *_BWRAP_FLAGS, *_cap_drop(), "--", "true"]
+    view = bwrap_view(View(workspace=Path(tempfile.gettempdir())))
+    return ["bwrap", *view, *_BWRAP_FLAGS, *_cap_drop(), "--", "true"]
 
 
 def prepare(
@@ -100,6 +88,9 @@ def prepare(
     readonly: Sequence[Path],
     limits: Limits,
     unsandboxed: bool,
+    hidden: Sequence[Path] = (),
+    secret_names: Sequence[str] = (),
+    reveal_secrets: bool = False,
 ) -> Plan:
     """Resolve paths, make the cgroup and temp folder, and build the argv chain."""
     workspace, cwd = workspace.resolve(), cwd.resolve()
@@ -114,14 +105,22 @@ def prepare(
         plan.cgroup = cgroup.create(limits.processes)
         if protection == "bubblewrap":
             plan.env["HOME"] = BWRAP_HOME
-            confine = _bwrap_argv(workspace, cwd, readonly, network)
+            view = View(
+                workspace=workspace,
+                readonly=tuple(p.resolve() for p in readonly),
+                hidden=tuple(p.resolve() for p in hidden),
+                secret_names=tuple(secret_names),
+                reveal_secrets=reveal_secrets,
+                network=network,
+            )
+            confine = _bwrap_argv(view, cwd)
             plan.cwd = workspace  # bwrap --chdir sets the command's own
         else:
             plan.private_tmp = Path(tempfile.mkdtemp(prefix="ducklm-run-"))
             plan.env.update(HOME=str(plan.private_tmp), TMPDIR=str(plan.private_tmp))
             confine = []
             if protection == "landlock":
-                confine = _landlock_argv(workspace, plan.private_tmp, network)
+                confine = _landlock_argv(View(workspace=workspace), plan.private_tmp, network)
         join = [] if plan.cgroup is None else [SH, "-c", _JOIN_CGROUP, str(plan.cgroup.procs_file)]
         shell = [BASH, "-c", _limits_prelude(limits, plan.pid_namespace), "ducklm", command]
         plan.argv = [*join, *confine, *shell]
@@ -131,15 +130,9 @@ def prepare(
     return plan
 
 
-def _bwrap_argv(workspace: Path, cwd: Path, readonly: Sequence[Path], network: bool) -> list[str]:
-    argv = [*_BWRAP_BASE, *(_RESOLVER if network else ())]
-    argv += ["--bind", str(workspace), str(workspace)]
-    # After the workspace bind, so paths inside it (its .git) are covered read-only.
-    for path in readonly:
-        if path.exists():
-            real = str(path.resolve())
-            argv += ["--ro-bind", real, real]
-    argv += [*_BWRAP_FLAGS, *(["--share-net"] if network else []), *_cap_drop()]
+def _bwrap_argv(view: View, cwd: Path) -> list[str]:
+    argv = ["bwrap", *bwrap_view(view), *_BWRAP_FLAGS]
+    argv += [*(["--share-net"] if view.network else []), *_cap_drop()]
     return [*argv, "--chdir", str(cwd), "--"]
 
 
@@ -149,10 +142,11 @@ def _cap_drop() -> list[str]:
     return ["--cap-drop", "ALL"] if os.geteuid() == 0 else []
 
 
-def _landlock_argv(workspace: Path, private_tmp: Path, network: bool) -> list[str]:
+def _landlock_argv(view: View, private_tmp: Path, network: bool) -> list[str]:
     launcher = [sys.executable, "-I", "-S", landlock.__file__]
-    writable = ["--write", str(workspace), "--write", str(private_tmp)]
-    return [*launcher, *writable, *([] if network else ["--deny-network"]), "--"]
+    readable = [arg for folder in landlock_reads(view) for arg in ("--read", folder)]
+    writable = ["--write", str(view.workspace), "--write", str(private_tmp)]
+    return [*launcher, *readable, *writable, *([] if network else ["--deny-network"]), "--"]
 
 
 def _env() -> dict[str, str]:

@@ -89,9 +89,10 @@ async def detect_protection() -> Protection:
     Runs bubblewrap with the real sandbox's options on `true`; if that fails, asks the
     kernel for its Landlock ABI; else "none".
     """
+    argv = await asyncio.to_thread(bwrap_probe_argv)  # the view looks at the file system
     try:
         probe = await asyncio.create_subprocess_exec(
-            *bwrap_probe_argv(),
+            *argv,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
@@ -117,6 +118,9 @@ async def run_sandboxed(
     protection: Protection,
     network: bool = False,
     readonly: Sequence[Path] = (),
+    hidden: Sequence[Path] = (),
+    secret_names: Sequence[str] = (),
+    reveal_secrets: bool = False,
     limits: Limits = Limits(),
     stdin_data: bytes | None = None,
     unsandboxed: bool = False,
@@ -129,8 +133,11 @@ async def run_sandboxed(
         cwd: Where the command starts; inside `workspace` (the caller checked).
         protection: From `detect_protection`, or "none" when a person allowed it.
         network: Keep the network; only when a person approved a network command.
-        readonly: Paths kept read-only even inside the workspace (its .git, DuckLM's
-            data and config folders). Paths that do not exist are skipped.
+        readonly: Paths kept read-only inside the workspace (its .git, DuckLM's prompts
+            and skills). Paths outside it are out of the view anyway.
+        hidden: DuckLM's data dir and configs: absent from the view wherever they are.
+        secret_names: Name globs of secret files, shown empty in the workspace.
+        reveal_secrets: The person approved a command that reads a secret: show them.
         limits: Time, CPU, memory, file size, process and output limits.
         stdin_data: Fed to the command's stdin, then closed; None gives /dev/null.
             Never logged or stored.
@@ -147,6 +154,9 @@ async def run_sandboxed(
         protection=effective,
         network=network,
         readonly=readonly,
+        hidden=hidden,
+        secret_names=secret_names,
+        reveal_secrets=reveal_secrets,
         limits=limits,
         unsandboxed=unsandboxed,
     )

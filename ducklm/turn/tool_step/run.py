@@ -169,6 +169,10 @@ async def _run_shell(
         workspace=env.workspace,
         protection=ctx.protection,
         readonly=(env.workspace / ".git", *ctx.protected),
+        hidden=ctx.hidden,
+        secret_names=ctx.commands.secret_names,
+        # Only what the person was asked about: a read the policy saw and they approved.
+        reveal_secrets=item.verdict.secrets and item.decision is not None,
         network=item.verdict.network,
         sudo_password=password,
     )

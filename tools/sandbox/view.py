@@ -1,0 +1,195 @@
+"""What a sandboxed command can see: the system it needs and the workspace, nothing else.
+
+The sandbox, not the command classifier, decides what a command reaches: a command the
+classifier reads as harmless (`f=.env; cat $f`) still finds nothing to leak. Under
+bubblewrap (`bwrap_view`) a command sees:
+
+- the system, read-only: `/usr`, `/bin`, `/sbin`, `/lib*` and `/etc` less its secrets
+  (`ETC_SECRETS`: password hashes, sudoers, TLS and SSH host keys, Wi-Fi and VPN keys);
+- its own `/dev`, `/proc` (only the sandbox's processes: a pid namespace) and empty
+  `/tmp` (also HOME) and `/run`;
+- the workspace, writable, with `.git` and DuckLM's own files in it read-only and
+  DuckLM's data and configs in it hidden;
+- in the workspace, files whose names look secret (`secret_names`: `.env*`, `*.pem`,
+  `id_*` ...; `secret_paths` in config/permissions.yaml, which the person can extend)
+  read as empty, unless the person approved a command the policy said reads one.
+
+Everything else is absent: the person's home (`~/.ssh`, `~/.aws`, `~/.config`, shell
+histories), other users' homes, `/root`, `/opt`, `/srv`, `/mnt`, `/var`, DuckLM's data
+dir (its API token, its databases) and its models and MCP configs. Under Landlock the
+view is coarser (`landlock_reads`): see docs/architecture.md, "What a command can see".
+
+Everything here reads the file system: call it from a worker thread.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+SYSTEM_DIRS = ("/usr", "/etc")
+"""Bound read-only as they are."""
+ROOT_ENTRIES = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+"""Bound read-only, or recreated as the links they are (merged /usr)."""
+ETC_SECRETS = (
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/security/opasswd",
+    "/etc/ssl/private",
+    "/etc/ssh/ssh_host_*key",
+    "/etc/NetworkManager/system-connections",
+    "/etc/wpa_supplicant",
+    "/etc/ppp/*secrets",
+    "/etc/ipsec.secrets",
+    "/etc/libvirt/secrets",
+    "/etc/krb5.keytab",
+)
+"""Under /etc, what a command never reads (globs allowed); absent from the view."""
+MAX_SCANNED = 200_000
+"""Workspace entries looked at for secret names; past that the rest is not masked."""
+SKIPPED_DIRS = frozenset({".git"})
+"""Not scanned for secret names: git's own objects (read-only in the view)."""
+
+
+@dataclass(frozen=True)
+class View:
+    """What one command is to see besides the system."""
+
+    workspace: Path
+    readonly: tuple[Path, ...] = ()
+    """Inside the workspace, kept read-only (`.git`, DuckLM's prompts and skills)."""
+    hidden: tuple[Path, ...] = ()
+    """DuckLM's own data and configs: absent wherever they are."""
+    secret_names: tuple[str, ...] = ()
+    """Name globs of secret files, masked in the workspace (`.env`, `*.pem`, ...)."""
+    reveal_secrets: bool = False
+    """The person approved a command that reads a secret: show them this once."""
+    network: bool = False
+
+
+def bwrap_view(view: View) -> list[str]:
+    """The mount options of bubblewrap for `view`, in the order they must apply."""
+    argv: list[str] = []
+    for entry in ROOT_ENTRIES:
+        argv += _root_entry(Path(entry))
+    for folder in SYSTEM_DIRS:
+        argv += ["--ro-bind", folder, folder]
+    argv += [arg for path in _etc_secrets() for arg in _absent(path)]
+    argv += [
+        "--dev", "/dev",
+        "--proc", "/proc",
+        # bwrap leaves /proc/sys writable to uid 0 (global sysctls!); DuckLM may run as root.
+        "--ro-bind-try", "/proc/sys", "/proc/sys",
+        "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
+        "--tmpfs", "/tmp",
+        # /run holds the sockets of systemd, D-Bus, docker: talking to them is an escape.
+        "--tmpfs", "/run",
+    ]  # fmt: skip
+    if view.network:  # /etc/resolv.conf may point into /run (systemd-resolved)
+        argv += ["--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve"]
+    workspace = str(view.workspace)
+    argv += ["--bind", workspace, workspace]
+    for path in view.readonly:
+        if _inside(path, view.workspace) and path.exists():
+            argv += ["--ro-bind", str(path), str(path)]
+    for path in view.hidden:
+        if _inside(path, view.workspace) and path.exists():
+            argv += _absent(path)
+    if not view.reveal_secrets:
+        for path in secret_files(view.workspace, view.secret_names):
+            argv += _absent(path)
+    return argv
+
+
+def landlock_reads(view: View) -> list[str]:
+    """The folders a Landlock sandbox may read: the system and the workspace.
+
+    Landlock grants by folder and cannot take a file back out of one it grants, so
+    secret files in the workspace stay readable there (the classifier still asks for
+    the reads it sees), and so does /etc's.
+    """
+    folders = [*ROOT_ENTRIES, *SYSTEM_DIRS, "/dev", "/proc", str(view.workspace)]
+    return [folder for folder in folders if os.path.exists(folder)]
+
+
+def secret_files(workspace: Path, names: Sequence[str]) -> list[Path]:
+    """Regular files in `workspace` whose names match `names`, and their hard links."""
+    if not names:
+        return []
+    found: list[Path] = []
+    inodes: set[tuple[int, int]] = set()
+    linked: list[tuple[Path, tuple[int, int]]] = []
+    for path, info in _files(workspace):
+        key = (info.st_dev, info.st_ino)
+        if any(fnmatch.fnmatchcase(path.name, name) for name in names):
+            found.append(path)
+            inodes.add(key)
+        elif info.st_nlink > 1:
+            linked.append((path, key))
+    # `ln .env notes.txt` shares the secret's inode under a harmless name.
+    found += [path for path, key in linked if key in inodes]
+    return found
+
+
+def _files(workspace: Path) -> Iterator[tuple[Path, os.stat_result]]:
+    seen, stack = 0, [workspace]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if seen > MAX_SCANNED:
+                log.warning(
+                    "workspace %s: over %d entries, the rest is not masked", workspace, MAX_SCANNED
+                )
+                return
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in SKIPPED_DIRS:
+                        stack.append(Path(entry.path))
+                elif entry.is_file(follow_symlinks=False):
+                    yield Path(entry.path), entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+
+
+def _etc_secrets() -> Iterator[Path]:
+    for pattern in ETC_SECRETS:
+        if any(c in pattern for c in "*?["):
+            yield from sorted(Path(pattern).parent.glob(Path(pattern).name))
+        elif os.path.lexists(pattern):
+            yield Path(pattern)
+
+
+def _root_entry(path: Path) -> list[str]:
+    if path.is_symlink():
+        return ["--symlink", os.readlink(path), str(path)]
+    if path.is_dir():
+        return ["--ro-bind", str(path), str(path)]
+    return []
+
+
+def _absent(path: Path) -> list[str]:
+    """Mount options that leave `path` in place but empty."""
+    if path.is_symlink():
+        return []  # its target is masked where it lies, or is out of the view
+    if path.is_dir():
+        return ["--tmpfs", str(path)]
+    return ["--ro-bind", "/dev/null", str(path)]
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or path.is_relative_to(folder)
