@@ -27,6 +27,7 @@ from __future__ import annotations
 import fnmatch
 import logging
 import os
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,26 +124,35 @@ def landlock_reads(view: View) -> list[str]:
 
 
 def secret_files(workspace: Path, names: Sequence[str]) -> list[Path]:
-    """Regular files in `workspace` whose names match `names`, and their hard links."""
+    """Regular files in `workspace` whose names match `names`, and their hard links.
+
+    One `scandir` pass and no `stat` per file (`scripts/bench/sandbox_view.py` measures
+    it): names match one compiled pattern, and hard links are found by the inode numbers
+    `readdir` already gives, then checked by `stat`.
+    """
     if not names:
         return []
-    found: list[Path] = []
-    inodes: set[tuple[int, int]] = set()
-    linked: list[tuple[Path, tuple[int, int]]] = []
-    for path, info in _files(workspace):
-        key = (info.st_dev, info.st_ino)
-        if any(fnmatch.fnmatchcase(path.name, name) for name in names):
-            found.append(path)
-            inodes.add(key)
-        elif info.st_nlink > 1:
-            linked.append((path, key))
-    # `ln .env notes.txt` shares the secret's inode under a harmless name.
-    found += [path for path, key in linked if key in inodes]
-    return found
+    secret = re.compile("|".join(fnmatch.translate(name) for name in names))
+    found: list[tuple[str, int]] = []
+    by_inode: dict[int, list[str]] = {}
+    for entry in _files(workspace):  # plain strings: a Path per file costs more than the scan
+        if secret.match(entry.name):
+            found.append((entry.path, entry.inode()))
+        by_inode.setdefault(entry.inode(), []).append(entry.path)
+    # `ln .env notes.txt` (made outside the sandbox) shares the secret's inode under a
+    # harmless name; inside it, a masked file cannot be linked (another mount).
+    secrets = {path for path, _ in found}
+    linked = {
+        other
+        for path, inode in found
+        for other in by_inode[inode]
+        if other not in secrets and _same_file(other, path)
+    }
+    return [Path(path) for path in sorted(secrets | linked)]
 
 
-def _files(workspace: Path) -> Iterator[tuple[Path, os.stat_result]]:
-    seen, stack = 0, [workspace]
+def _files(workspace: Path) -> Iterator[os.DirEntry[str]]:
+    seen, stack = 0, [str(workspace)]
     while stack:
         folder = stack.pop()
         try:
@@ -152,18 +162,23 @@ def _files(workspace: Path) -> Iterator[tuple[Path, os.stat_result]]:
         for entry in entries:
             seen += 1
             if seen > MAX_SCANNED:
-                log.warning(
-                    "workspace %s: over %d entries, the rest is not masked", workspace, MAX_SCANNED
-                )
+                log.warning("%s: over %d entries; the rest is not masked", workspace, MAX_SCANNED)
                 return
             try:
                 if entry.is_dir(follow_symlinks=False):
                     if entry.name not in SKIPPED_DIRS:
-                        stack.append(Path(entry.path))
+                        stack.append(entry.path)
                 elif entry.is_file(follow_symlinks=False):
-                    yield Path(entry.path), entry.stat(follow_symlinks=False)
+                    yield entry
             except OSError:
                 continue
+
+
+def _same_file(one: str, other: str) -> bool:
+    try:
+        return os.path.samefile(one, other)
+    except OSError:
+        return False
 
 
 def _etc_secrets() -> Iterator[Path]:

@@ -1,0 +1,89 @@
+"""The sandbox view's cost per shell command on a 10,000-file workspace.
+
+Each `shell_exec` builds its view (`tools/sandbox/view.py`): the secret files of the
+workspace are found by one scan and masked. Measured, interleaved, in the same run:
+
+1. baseline: `true` in bubblewrap with no secret names (no scan, no masks);
+2. view: `true` in bubblewrap with permissions.yaml's secret names (the scan, 5 masks);
+3. the scan alone (`secret_files`), off the sandbox.
+
+Ratios are against the baseline; the load average is printed because absolute times
+move with other work on the machine.
+
+    .venv/bin/python scripts/bench/sandbox_view.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from _common import header, median_ms, table
+
+from ducklm.tools.commands.policy import load_command_policy
+from ducklm.tools.sandbox.runner import Limits, run_sandboxed
+from ducklm.tools.sandbox.view import secret_files
+
+FILES = 10_000
+ROUNDS = 15
+
+
+def make_workspace(root: Path) -> Path:
+    """100 folders of 100 files, and five secrets among them."""
+    for i in range(FILES // 100):
+        folder = root / f"pkg{i}"
+        folder.mkdir()
+        for j in range(100):
+            (folder / f"mod{j}.py").write_text("x = 1\n")
+    for name in (".env", "pkg1/.env.local", "pkg2/server.pem", "pkg3/id_ed25519", ".npmrc"):
+        (root / name).write_text("secret\n")
+    return root
+
+
+async def launch(workspace: Path, names: tuple[str, ...]) -> float:
+    started = time.perf_counter()
+    result = await run_sandboxed(
+        "true",
+        workspace=workspace,
+        cwd=workspace,
+        protection="bubblewrap",
+        secret_names=names,
+        limits=Limits(timeout_s=10),
+    )
+    assert result.exit_code == 0, result.output
+    return time.perf_counter() - started
+
+
+async def main() -> None:
+    names = load_command_policy().secret_names
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as root:
+        workspace = make_workspace(Path(root))
+        found = secret_files(workspace, names)
+        assert len(found) == 5, found
+        base, view, scan = [], [], []
+        for _ in range(ROUNDS):
+            base.append(await launch(workspace, ()))
+            view.append(await launch(workspace, names))
+            started = time.perf_counter()
+            secret_files(workspace, names)
+            scan.append(time.perf_counter() - started)
+    header(
+        f"sandbox view on a {FILES}-file workspace, {ROUNDS} rounds interleaved",
+        f"load average {os.getloadavg()[0]:.2f}",
+    )
+    b = median_ms(base)
+    table(
+        ["row", "median ms", "vs baseline"],
+        [
+            ["baseline: bubblewrap, no masks", b, "1.00x"],
+            ["view: scan + masks", median_ms(view), f"{median_ms(view) / b:.2f}x"],
+            ["the scan alone", median_ms(scan), f"{median_ms(scan) / b:.2f}x"],
+        ],
+    )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
