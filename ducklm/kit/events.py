@@ -12,9 +12,10 @@ answered turn: `review_started`, then `review_finished` or `review_skipped`), st
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from langgraph.runtime import Runtime
+if TYPE_CHECKING:  # a type only: the operator commands read events without LangGraph
+    from langgraph.runtime import Runtime
 
 EventType = Literal[
     "run_started",

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.runnables import RunnableConfig
-from langgraph.types import StateSnapshot
+if TYPE_CHECKING:  # types only: `ducklm threads` imports this without LangGraph
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.types import StateSnapshot
 
-if TYPE_CHECKING:
     from ducklm.graph.builder import DuckGraph
 
 
