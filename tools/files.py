@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import fnmatch
 import os
 import secrets
@@ -32,11 +33,15 @@ MAX_LIST_ENTRIES = 500
 MAX_SEARCH_MATCHES = 100
 MAX_SEARCH_FILE_BYTES = 2_000_000
 SKIPPED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv"})
+# O_NONBLOCK: opening a FIFO for reading would wait for a writer, holding a worker
+# thread for good; with it the open returns and the fstat check refuses the FIFO.
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 NOT_FOUND = "no file or folder at {path!r}"
 NOT_A_FILE = "{path!r} is a folder, not a file; use list_dir to see what it holds"
 NOT_A_DIR = "{path!r} is a file, not a folder; use file_read to read it"
 NOT_TEXT = "{path!r} is not a UTF-8 text file"
+NOT_REGULAR = "{path!r} is not a regular file (a FIFO, socket or device), so it is not read"
 FILE_EXISTS = (
     "{path!r} already exists; call file_write again with overwrite=true to replace it "
     "(the user will be asked to approve)"
@@ -120,20 +125,23 @@ def read_file_text(workspace: Path, target: Path, *, shown: str, newline: str | 
     file's line endings as they are.
 
     Raises:
-        ToolError: A folder, no file, a link, a non-regular or a non-UTF-8 file.
+        ToolError: A folder, no file, a link, a FIFO, socket or device, or a non-UTF-8
+            file.
     """
     if target.is_dir():
         raise ToolError(NOT_A_FILE.format(path=shown))
     with open_parent(workspace, target) as folder:
         try:
-            fd = os.open(target.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
+            fd = os.open(target.name, _READ_FLAGS, dir_fd=folder)
         except FileNotFoundError:
             raise ToolError(NOT_FOUND.format(path=shown)) from None
-        except OSError:  # ELOOP: it became a symlink after the check
-            raise ToolError(MOVED.format(path=shown)) from None
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # a socket: nothing to open
+                raise ToolError(NOT_REGULAR.format(path=shown)) from None
+            raise ToolError(MOVED.format(path=shown)) from None  # ELOOP: now a symlink
     with os.fdopen(fd, encoding="utf-8", newline=newline) as fh:
         if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise ToolError(NOT_A_FILE.format(path=shown))
+            raise ToolError(NOT_REGULAR.format(path=shown))
         try:
             return fh.read(MAX_READ_CHARS + 1)
         except UnicodeDecodeError:
@@ -191,14 +199,38 @@ def _list(workspace: Path, path: str) -> str:
         raise ToolError(NOT_FOUND.format(path=path))
     if not target.is_dir():
         raise ToolError(NOT_A_DIR.format(path=path))
-    entries = sorted(target.iterdir(), key=lambda p: (not p.is_dir(), p.name))
-    lines = [
-        f"{p.name}/" if p.is_dir() else f"{p.name}  ({p.stat().st_size} bytes)"
-        for p in entries[:MAX_LIST_ENTRIES]
-    ]
+    entries = sorted(_entries(target), key=lambda e: (not stat.S_ISDIR(e[1].st_mode), e[0].name))
+    lines = [_listed(path, info) for path, info in entries[:MAX_LIST_ENTRIES]]
     if len(entries) > MAX_LIST_ENTRIES:
         lines.append(f"[... {len(entries) - MAX_LIST_ENTRIES} more entries not shown]")
     return "\n".join(lines) if lines else "(empty folder)"
+
+
+def _entries(folder: Path) -> list[tuple[Path, os.stat_result]]:
+    # lstat: a link is listed as a link (a dangling one too), never followed.
+    found = []
+    for path in folder.iterdir():
+        try:
+            found.append((path, path.lstat()))
+        except FileNotFoundError:  # removed since the listing
+            continue
+    return found
+
+
+def _listed(path: Path, info: os.stat_result) -> str:
+    mode = info.st_mode
+    if stat.S_ISDIR(mode):
+        return f"{path.name}/"
+    if stat.S_ISREG(mode):
+        return f"{path.name}  ({info.st_size} bytes)"
+    if stat.S_ISLNK(mode):
+        try:
+            return f"{path.name} -> {os.readlink(path)}  (link)"
+        except OSError:
+            return f"{path.name}  (link)"
+    kinds = ((stat.S_ISFIFO, "fifo"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "device"))
+    kind = next((word for test, word in kinds if test(mode)), "special file")
+    return f"{path.name}  ({kind}, not read)"
 
 
 def _search(workspace: Path, query: str, glob: str, case_sensitive: bool) -> str:
@@ -228,9 +260,13 @@ def _walk(root: Path) -> list[Path]:
         base = Path(dirpath)
         for name in sorted(filenames):
             file = base / name
-            # A link may point out of the workspace: search only what really lies inside.
-            if not file.is_symlink():
-                files.append(file)
+            # A link may point out of the workspace, and a FIFO, socket or device would
+            # block or never end: search only the regular files that lie inside.
+            try:
+                if stat.S_ISREG(file.lstat().st_mode):
+                    files.append(file)
+            except FileNotFoundError:
+                continue
     return files
 
 
@@ -243,12 +279,18 @@ def _glob_match(rel: str, glob: str) -> bool:
 
 
 def _matches_in(file: Path, rel: str, needle: str, case_sensitive: bool) -> list[str]:
-    if file.stat().st_size > MAX_SEARCH_FILE_BYTES:
-        return []
     try:
-        text = file.read_text(encoding="utf-8")
-    except (UnicodeDecodeError, OSError):
+        fd = os.open(file, _READ_FLAGS)
+    except OSError:  # gone, or swapped for a link since the walk
         return []
+    with os.fdopen(fd, encoding="utf-8") as fh:
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SEARCH_FILE_BYTES:
+            return []
+        try:
+            text = fh.read()
+        except (UnicodeDecodeError, OSError):
+            return []
     found = []
     for number, line in enumerate(text.splitlines(), start=1):
         hay = line if case_sensitive else line.lower()

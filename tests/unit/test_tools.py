@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import socket
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -88,3 +91,43 @@ def test_policy(ws: Path) -> None:
     assert same.rule_key == overwrite.rule_key, "the rule is for the normalized path"
     assert assess("shell_exec", {"command": "ls"}, env).action == "ask", "no command policy"
     assert assess("some_new_tool", {}, env).action == "ask"
+
+
+def _special_files(ws: Path) -> None:
+    os.mkfifo(ws / "pipe")
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(ws / "sock"))
+    os.symlink("gone.txt", ws / "dangling")
+    (ws / "hello.txt").write_text("hello there\n")
+
+
+def _catching(errors: list[BaseException], fn: Any, *args: Any) -> None:
+    try:
+        fn(*args)
+    except BaseException as exc:
+        errors.append(exc)
+
+
+def test_a_fifo_or_socket_is_never_opened_for_reading(ws: Path) -> None:
+    """Opening a FIFO would wait for a writer: each call held a worker thread for good."""
+    _special_files(ws)
+    for name in ("pipe", "sock"):
+        errors: list[BaseException] = []
+        # On a daemon thread with a deadline: the old open waited for a writer forever.
+        reader = threading.Thread(target=_catching, args=(errors, _read, ws, name), daemon=True)
+        reader.start()
+        reader.join(timeout=5)
+        assert not reader.is_alive(), f"reading {name} blocked"
+        [error] = errors
+        assert isinstance(error, ToolError) and "not a regular file" in str(error)
+    # The search passes them by and still finds what is there.
+    assert _search(ws, "hello", "**/*", False) == "hello.txt:1: hello there"
+
+
+def test_a_dangling_link_and_special_files_are_listed_as_what_they_are(ws: Path) -> None:
+    _special_files(ws)
+    listed = _list(ws, ".").splitlines()
+    assert "dangling -> gone.txt  (link)" in listed
+    assert "pipe  (fifo, not read)" in listed
+    assert "sock  (socket, not read)" in listed
+    assert "hello.txt  (12 bytes)" in listed
