@@ -51,6 +51,7 @@ CORS_HEADERS = b"content-type, x-api-key, authorization"
 CORS_EXPOSED = b"content-location, x-pagination-total, x-pagination-next"
 CORS_MAX_AGE = b"600"
 FOREIGN_PAGE = "requests from another site's page are refused"
+TWO_HOSTS = "a request may carry one Host header, not several"
 
 
 class GuardMiddleware:
@@ -107,7 +108,13 @@ class GuardMiddleware:
         return f"the request body is larger than {self.max_body} bytes"
 
     def _refusal(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str] | None:
+        # The dict keeps the last Host; Starlette reads the first. Two are one too many.
+        if sum(name.lower() == b"host" for name, _ in scope["headers"]) > 1:
+            return 400, TWO_HOSTS
         host = headers.get("host", "")
+        target = _absolute_target_host(scope)
+        if target is not None and not is_allowed_host(target, self.hosts):
+            host = target  # refused below, by the name the target gave
         if not is_allowed_host(host, self.hosts):
             shown = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
             return 400, f"this server does not answer to the host {shown[:MAX_SHOWN_HOST]!r}"
@@ -118,6 +125,16 @@ class GuardMiddleware:
             if _normal(origin) not in {own} | self.origins:
                 return 403, FOREIGN_PAGE
         return None
+
+
+def _absolute_target_host(scope: Scope) -> str | None:
+    """The host of an absolute-form target (`GET http://host/path`), else `None`."""
+    raw = scope.get("raw_path") or b""
+    for scheme in (b"http://", b"https://"):
+        if raw[: len(scheme)].lower() == scheme:
+            authority = raw[len(scheme) :].split(b"/", 1)[0]
+            return authority.rsplit(b"@", 1)[-1].decode("latin-1")
+    return None
 
 
 def _normal(origin: str) -> str:

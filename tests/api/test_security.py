@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from http.cookies import SimpleCookie
+from typing import Any
 
 import httpx
 import pytest
@@ -13,6 +14,7 @@ from fastapi import FastAPI
 from ducklm.config.settings import Settings
 from ducklm.kit.token import load_token, same_token
 from ducklm.server.hosts import is_allowed_host, is_loopback, normal_names
+from ducklm.server.security import GuardMiddleware
 from ducklm.server.session import CSRF_HEADER, Logins
 from ducklm.server.web import ASSET_SUFFIXES, UI_DIR
 from tests.support.scripted_llm import ScriptedLLM, reply
@@ -500,3 +502,66 @@ class TestCrossOrigin:
         assert forged.status_code == 422
         titles = [c["title"] for c in (await served.client.get("/v1/conversations")).json()]
         assert titles == ["plain", "plain"]
+
+
+async def _raw(served: Served, request: bytes) -> bytes:
+    """Send `request` as bytes (httpx would fix what the attack depends on)."""
+    port = int(served.url.rsplit(":", 1)[1].split("/")[0])
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(request)
+    await writer.drain()
+    answer = await reader.read(65536)
+    writer.close()
+    await writer.wait_closed()
+    return answer
+
+
+async def test_two_host_headers_are_refused(served: Served) -> None:
+    # The guard read the last Host (loopback) while the app built URLs from the first.
+    for first, second in (("evil.example", "127.0.0.1"), ("127.0.0.1", "127.0.0.1")):
+        answer = await _raw(
+            served,
+            f"GET /login?code=x HTTP/1.1\r\nHost: {first}\r\nHost: {second}\r\n"
+            "Connection: close\r\n\r\n".encode(),
+        )
+        assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+        assert b"one Host header" in answer
+        assert b"evil.example/login" not in answer
+
+
+async def test_an_absolute_target_naming_another_host_is_refused() -> None:
+    """`GET http://evil.example/...`: h11 hands the whole target on as the path.
+
+    (uvicorn's httptools parser keeps only the path, so the foreign name never reaches
+    the app there; the guard refuses it wherever it does arrive.)
+    """
+    reached: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        reached.append(scope["path"])
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    guard = GuardMiddleware(app, max_body_bytes=1024)
+    statuses = []
+    for target in (b"http://evil.example/health", b"http://127.0.0.1/health"):
+        sent: list[dict[str, Any]] = []
+
+        async def send(message: dict[str, Any], sent: list[dict[str, Any]] = sent) -> None:
+            sent.append(message)
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        scope = {
+            "type": "http",
+            "method": "GET",
+            "path": target.decode(),
+            "raw_path": target,
+            "headers": [(b"host", b"127.0.0.1"), (b"content-length", b"0")],
+            "scheme": "http",
+        }
+        await guard(scope, receive, send)
+        statuses.append(sent[0]["status"])
+    assert statuses == [400, 200]
+    assert reached == ["http://127.0.0.1/health"]
