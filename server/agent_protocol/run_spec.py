@@ -46,6 +46,9 @@ NOT_WAITING = "thread {thread_id} is not waiting for an answer: there is nothing
 RESUME_NEEDS_THREAD = "You must provide a thread_id when resuming."
 EMPTY_PASSWORD = "the password is empty"
 HUMAN = frozenset({"human", "user"})
+ROLES = frozenset({"human", "user", "ai", "assistant", "system", "developer", "tool", "function"})
+"""The message types and roles LangChain reads (`convert_to_messages`)."""
+BAD_ROLE = "input.messages[{index}]: role {role!r} is not one of {roles}"
 WAITING = (
     "thread {thread_id} waits for an answer to its question{about}: approve, edit or reject "
     "it (command.resume) before sending a new message"
@@ -121,6 +124,7 @@ async def _spec(
     values, command, answer = None, None, None
     if body.command is None:
         values = await allowed_values(body.input, duck.settings)
+        _check_roles(values)
     else:
         if body.command.resume is not None:
             answer = await _answer(body.command.resume, thread_id, duck)
@@ -165,6 +169,18 @@ def message_text(values: dict[str, Any] | None) -> str:
         if isinstance(item, dict) and item.get("type", item.get("role")) in HUMAN:
             return _text(item.get("content"))
     return ""
+
+
+def _check_roles(values: dict[str, Any] | None) -> None:
+    """A message of a role LangChain has no type for is a `422`, not a failed run."""
+    messages = (values or {}).get("messages")
+    items = messages if isinstance(messages, list) else [messages]
+    for index, item in enumerate(items):
+        if isinstance(item, dict):
+            role = item.get("type", item.get("role"))
+            if role not in ROLES:
+                shown = ", ".join(sorted(ROLES))
+                raise HTTPException(422, BAD_ROLE.format(index=index, role=role, roles=shown))
 
 
 def _text(content: Any) -> str:

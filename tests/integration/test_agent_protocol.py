@@ -522,6 +522,7 @@ async def test_bad_inputs_get_clear_4xx(
         {"assistant_id": "ducklm", "input": prompt(), "stream_mode": "debug"},
         {"assistant_id": "ducklm", "input": "hi"},
         {"input": prompt()},
+        {"assistant_id": "ducklm", "input": {"messages": [{"role": "bogus", "content": "x"}]}},
     ]
     for body in bodies:
         response = await served.client.post(f"/threads/{thread_id}/runs/stream", json=body)
@@ -532,6 +533,10 @@ async def test_bad_inputs_get_clear_4xx(
     malformed = await served.client.post(
         "/threads/search", content=b"{not json", headers={"Content-Type": "application/json"}
     )
+    bogus = {"assistant_id": "ducklm", "input": {"messages": [{"role": "bogus", "content": "x"}]}}
+    waited = await served.client.post("/runs/wait", json=bogus)
+    assert waited.status_code == 422
+    assert "role 'bogus' is not one of" in waited.json()["detail"]
     assert 400 <= malformed.status_code < 500
     assert "Traceback" not in malformed.text
     assert not llm.requests, "no bad request reached the model"
