@@ -16,7 +16,8 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from ducklm.config.data_dir import DataDir
 
 ENV_PREFIX = "DUCK_"
-DATABASE_SCHEMES = ("postgresql://", "postgres://")
+# The URL schemes DUCK_DATABASE_URL accepts; ducklm.stores.backend tells a URL from a path by them.
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 SECRET_FIELDS = frozenset({"database_url", "llm_api_key", "api_token"})
 
 
@@ -108,6 +109,9 @@ class Settings(BaseSettings):
     """Port of the local model server (on 127.0.0.1)."""
     llama_threads: int | None = Field(default=None, ge=1, le=1024)
     """CPU threads the local server generates with; unset: every core but one (left to DuckLM)."""
+    llama_amx: bool = False
+    """Let llama-cpp-python's server use llama.cpp's AMX code (Sapphire Rapids and later);
+    off because some virtual machines report AMX but crash on it (SIGILL)."""
 
     skills_dir: Path | None = None
     """The skills folder (`<id>/skill.yaml`); unset: DuckLM's. Only `ducklm skills apply`
@@ -142,7 +146,7 @@ class Settings(BaseSettings):
     def _postgres_only(cls, url: str | None) -> str | None:
         if url is None or not url.strip():
             return None
-        if not url.startswith(DATABASE_SCHEMES):
+        if not url.startswith(POSTGRES_SCHEMES):
             # The URL may hold a password: name only its scheme.
             scheme = url.split("://", 1)[0] if "://" in url else "no scheme"
             raise ValueError(

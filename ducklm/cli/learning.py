@@ -16,14 +16,13 @@ import sys
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+from ducklm.cli.exit_codes import EXIT_USAGE
 from ducklm.cli.remote_client import DuckServer, ServerRefused
 
 if TYPE_CHECKING:
     from ducklm.config.settings import Settings
     from ducklm.memory import MemoryStore
     from ducklm.runtime.facade import DuckLM
-
-EXIT_USAGE = 2
 
 
 def add_learning_commands(sub: Any) -> None:

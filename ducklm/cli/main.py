@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ducklm.cli.chat import cmd_chat, cmd_password, cmd_resume
 from ducklm.cli.console import EXIT_CODES
+from ducklm.cli.exit_codes import EXIT_FAILED, EXIT_USAGE
 from ducklm.cli.learning import add_learning_commands
 from ducklm.cli.llama import add_llama_commands
 from ducklm.cli.mcp import add_mcp_commands
@@ -39,8 +40,6 @@ if TYPE_CHECKING:
     Command = Callable[[DuckLM, argparse.Namespace], Coroutine[Any, Any, int]]
 
 __all__ = ["EXIT_CODES", "build_parser", "main"]
-EXIT_USAGE = 2
-EXIT_FAILED = 1
 # The command was wrong: said in one line, exit code 2. The in-process path's own
 # errors are in `_in_process_user_errors`.
 USER_ERRORS = (SettingsError, DecisionError, LookupError, ServerRefused, McpConfigError)

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Coroutine, Iterator
 from typing import Any
 
+from ducklm.cli.exit_codes import EXIT_USAGE
 from ducklm.cli.llama import say
 from ducklm.config.settings import Settings
 from ducklm.models.local.autostart import local_server_for
@@ -22,7 +23,6 @@ from ducklm.runtime.server_file import read_server_file, remove_server_file, wri
 from ducklm.stores import require_database
 
 Standalone = Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]
-EXIT_USAGE = 2
 
 
 def add_server_commands(sub: Any) -> None:

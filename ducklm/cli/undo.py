@@ -11,10 +11,8 @@ import json
 import sys
 from typing import Any
 
+from ducklm.cli.exit_codes import EXIT_FAILED, EXIT_USAGE
 from ducklm.config.settings import Settings
-
-EXIT_USAGE = 2
-EXIT_FAILED = 1
 
 
 def add_undo_command(sub: Any) -> None:

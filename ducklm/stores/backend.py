@@ -5,11 +5,10 @@ from __future__ import annotations
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
+from ducklm.config.settings import POSTGRES_SCHEMES
 from ducklm.stores.db import Database
 from ducklm.stores.postgres_db import check_reachable, open_postgres
 from ducklm.stores.sqlite_db import open_sqlite
-
-POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
 def is_postgres_url(location: Path | str) -> bool:

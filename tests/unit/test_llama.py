@@ -72,6 +72,45 @@ def test_llama_cpp_python_command_line() -> None:
     assert _launch("llama-cpp-python").url == "http://127.0.0.1:8099/v1"
 
 
+def test_the_amx_setting_reaches_the_launcher_as_its_first_argument(tmp_path: Path) -> None:
+    from ducklm.models.local import dispatch
+
+    amx = dataclasses.replace(_launch("llama-cpp-python"), amx=True).argv()
+    assert amx[:4] == ["/opt/bin/srv", "-I", llama.DISPATCH_SCRIPT, dispatch.AMX_FLAG]
+    assert amx[:3] + amx[4:] == _launch("llama-cpp-python").argv()
+    assert dispatch.AMX_FLAG not in _launch("llama-cpp-python").argv()
+    # llama-server has its CPU code built in: nothing to choose, no launcher.
+    assert dispatch.AMX_FLAG not in dataclasses.replace(_launch("llama-server"), amx=True).argv()
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python is not installed (the local extra): no launch to plan")
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")
+    assert llama.plan_launch(_settings(tmp_path, llama_model=model)).amx is False
+    assert llama.plan_launch(_settings(tmp_path, llama_model=model, llama_amx=True)).amx is True
+
+
+@pytest.mark.parametrize("flagged", [False, True])
+def test_the_launcher_takes_its_amx_flag_off_the_servers_arguments(
+    monkeypatch: pytest.MonkeyPatch, flagged: bool
+) -> None:
+    from ducklm.models.local import dispatch
+
+    seen: dict[str, object] = {}
+    monkeypatch.setattr(dispatch, "load_cpu_backend", lambda *, amx: seen.update(amx=amx))
+    monkeypatch.setattr(
+        dispatch.runpy, "run_module", lambda name, **_: seen.update(name=name, argv=sys.argv[:])
+    )
+    server_args = ["--model", "/m/smol.gguf", "--port", "8099"]
+    flag = [dispatch.AMX_FLAG] if flagged else []
+    monkeypatch.setattr(sys, "argv", ["dispatch.py", *flag, *server_args])
+    dispatch.main()
+    assert seen == {
+        "amx": flagged,
+        "name": "llama_cpp.server",
+        "argv": ["llama_cpp.server", *server_args],
+    }
+
+
 def test_detached_command_passes_arguments_untouched(tmp_path: Path) -> None:
     log = tmp_path / "it's a log.txt"
     argv = llama.detached_argv(["printf", "%s|", "a b", "$HOME", "'q'"], log)

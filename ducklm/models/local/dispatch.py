@@ -12,7 +12,8 @@ very `libggml.so.0` that `libllama` linked: a wheel stores the `.so` names as co
 another copy has a registry of its own. A build without variants (native, or another
 server) has its CPU code built in, and nothing is loaded.
 
-The one variant built with AMX (`sapphirerapids`) is left out unless `DUCK_LLAMA_AMX=1`:
+The one variant built with AMX (`sapphirerapids`) is left out unless `DUCK_LLAMA_AMX` is true
+(`Settings.llama_amx`, passed here as the first argument `--ducklm-amx`):
 on a virtual machine whose CPU reports AMX (CPUID, /proc/cpuinfo and the kernel's
 permission call all say yes) its first `tileloadd` in a prompt of a few dozen tokens still
 died with SIGILL, and nothing short of running an AMX instruction tells the two apart.
@@ -20,19 +21,22 @@ ggml's own loader (`ggml_backend_load_all_from_path`) would pick it there, so th
 scores the variants itself, as that loader does, and loads the best one that is allowed.
 Without AMX the next best variant (zen4: AVX-512 with VNNI and BF16) runs instead.
 
-Started as `python -I <this file> <server args>` (`llama.Launch.argv`), for the reasons
-`ducklm.models.local.supervisor` gives.
+Started as `python -I <this file> [--ducklm-amx] <server args>` (`llama.Launch.argv`), for
+the reasons `ducklm.models.local.supervisor` gives. The AMX choice comes as an argument
+from the process that read `Settings`: this script is stdlib only and cannot load them, and
+reading `DUCK_LLAMA_AMX` from its environment would miss a `.env` that set it.
 """
 
 from __future__ import annotations
 
 import ctypes
-import os
 import runpy
 import sys
 from pathlib import Path
 
 VARIANT_GLOB = "libggml-cpu-*.so"
+AMX_FLAG = "--ducklm-amx"
+"""First argument when `Settings.llama_amx` allows the AMX variant; not passed on to the server."""
 AMX_VARIANTS = frozenset({"sapphirerapids"})
 """ggml's CPU variants built with AMX (ggml/src/CMakeLists.txt: AMX_TILE, AMX_INT8)."""
 
@@ -45,8 +49,11 @@ def variants_dir(package_dir: Path) -> Path | None:
     return None
 
 
-def load_cpu_backend() -> str | None:
-    """Load the best allowed CPU variant into llama.cpp's registry; the file loaded."""
+def load_cpu_backend(*, amx: bool) -> str | None:
+    """Load the best allowed CPU variant into llama.cpp's registry; the file loaded.
+
+    `amx` allows the AMX variant (`Settings.llama_amx`).
+    """
     import llama_cpp  # noqa: PLC0415  loads libllama, and with it libggml.so.0
 
     package_dir = Path(llama_cpp.__file__).parent
@@ -57,7 +64,7 @@ def load_cpu_backend() -> str | None:
     ggml.ggml_backend_reg_count.restype = ctypes.c_size_t
     if ggml.ggml_backend_reg_count() > 0:
         return None  # CPU code built in: nothing to choose
-    best = best_variant(folder, amx=os.environ.get("DUCK_LLAMA_AMX") == "1")
+    best = best_variant(folder, amx=amx)
     if best is None:
         return None  # no variant runs here: llama.cpp says so when it finds no backend
     ggml.ggml_backend_load.restype = ctypes.c_void_p
@@ -93,7 +100,10 @@ def best_variant(folder: Path, *, amx: bool) -> Path | None:
 
 def main() -> None:
     """Load the CPU code, then run llama-cpp-python's server with this process's args."""
-    load_cpu_backend()
+    amx = sys.argv[1:2] == [AMX_FLAG]
+    if amx:
+        del sys.argv[1]  # DuckLM's, not an argument of llama_cpp.server
+    load_cpu_backend(amx=amx)
     sys.argv[0] = "llama_cpp.server"
     runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 

@@ -69,7 +69,11 @@ class LocalServerFailed(RuntimeError):
 
 @dataclass(frozen=True)
 class Launch:
-    """How to start the local server: which program, model, port, context and threads."""
+    """How to start the local server: which program, model, port, context and threads.
+
+    `amx`: llama-cpp-python's server may load llama.cpp's AMX variant (`Settings.llama_amx`;
+    the dispatch script gets it as an argument, having no `Settings` of its own).
+    """
 
     kind: Kind
     program: str
@@ -77,6 +81,7 @@ class Launch:
     port: int
     ctx_size: int
     threads: int
+    amx: bool = False
 
     @property
     def url(self) -> str:
@@ -89,9 +94,10 @@ class Launch:
         if self.kind == "llama-server":
             sizes = ["-c", str(self.ctx_size), "-t", str(self.threads), "--alias", MODEL_ALIAS]
             return [self.program, "-m", *common, *sizes]
+        amx = [llama_dispatch.AMX_FLAG] if self.amx else []  # the launcher's, first
         return [
             # The launcher loads the CPU code that fits this machine (llama_dispatch).
-            self.program, "-I", DISPATCH_SCRIPT, "--model", *common,
+            self.program, "-I", DISPATCH_SCRIPT, *amx, "--model", *common,
             "--n_ctx", str(self.ctx_size), "--n_threads", str(self.threads),
             "--model_alias", MODEL_ALIAS,
             # By default a new request cuts off the one streaming: queue it instead.
@@ -151,6 +157,7 @@ def plan_launch(settings: Settings) -> Launch:
         port=settings.llama_port,
         ctx_size=settings.ctx_size,
         threads=settings.llama_threads or default_threads(),
+        amx=settings.llama_amx,
     )
 
 
