@@ -6,7 +6,7 @@ card only for LangGraph's earlier `HumanInterrupt` (`action_request`, `config` w
 answers with a list of `HumanResponse`s (`accept`, `edit`, `response`, `ignore`). Without
 those keys it shows DuckLM's question as raw JSON with no buttons.
 
-DuckLM's questions are in the HITL shape (`ducklm/tools/hitl.py`), which today's
+DuckLM's questions are in the HITL shape (`tools/hitl.py`), which today's
 agent-chat-ui draws. This door writes the earlier keys beside the HITL ones when a
 question is about one tool call (that UI answers one call at a time), and reads an
 earlier-shape answer as HITL decisions; the graph only ever sees decisions.

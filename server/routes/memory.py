@@ -41,7 +41,7 @@ async def add_memory(body: NewMemoryBody, duck: Duck) -> MemoryRecord:
             memory_type=body.memory_type,
             importance=body.importance,
         )
-    except ValueError as exc:  # messages written for people (see memory/intake.py)
+    except ValueError as exc:  # messages written for people (see ducklm/memory/intake.py)
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
 
 

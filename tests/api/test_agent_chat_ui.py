@@ -1,10 +1,11 @@
 """agent-chat-ui's own requests, byte for byte, against DuckLM's real server.
 
-A driver sends exactly what the UI sends (/work/shared/clients/agent-chat-ui.md: connect,
-a message, a tool call that needs approval, approve, reject, reload, the thread list)
-both ways the UI connects: from the page (browser direct: `Origin`, a CORS preflight
-before every request, `X-Api-Key`) and through its Next.js `/api` passthrough (no
-`Origin`, `X-Api-Key`, the JSON body sent as `text/plain;charset=UTF-8`).
+A driver sends exactly what the UI sends, as recorded from agent-chat-ui's main branch in
+Chromium (connect, a message, a tool call that needs approval, approve, reject, reload, the
+thread list; the door they meet is docs/api.md's "Agent Protocol"), both ways the UI
+connects: from the page (browser direct: `Origin`, a CORS preflight before every request,
+`X-Api-Key`) and through its Next.js `/api` passthrough (no `Origin`, `X-Api-Key`, the
+JSON body sent as `text/plain;charset=UTF-8`).
 """
 
 from __future__ import annotations

@@ -22,10 +22,10 @@ from ducklm.tools.sandbox.runner import (
     ExecResult,
     Limits,
     Protection,
-    cgroup,
     detect_protection,
     run_sandboxed,
 )
+from tests.support.pids_cgroup import require_pids_cgroup
 
 HAS_BWRAP = shutil.which("bwrap") is not None
 HAS_LANDLOCK = abi_version() >= 1
@@ -290,10 +290,7 @@ async def test_nothing_is_left_running_after_a_normal_exit(
 
 async def test_a_process_that_leaves_the_session_is_still_killed(workspace: Path) -> None:
     """Without a pid namespace only the cgroup finds a `setsid` escapee."""
-    probe = await asyncio.to_thread(cgroup.create, 8)
-    if probe is None:
-        pytest.skip("no pids cgroup can be made here")
-    await asyncio.to_thread(cgroup.remove, probe)
+    await require_pids_cgroup("without a pid namespace only a pids cgroup finds it")
     name, spelled = marker()
     command = f"setsid bash -c 'exec -a \"$0\" sleep 300' {spelled} & sleep 0.3; echo done"
 
@@ -320,10 +317,7 @@ async def process_cap() -> None:
     """Skip where nothing bounds a fork bomb: as root only a pids cgroup does."""
     if os.geteuid() != 0:
         return  # RLIMIT_NPROC binds everyone else
-    probe = await asyncio.to_thread(cgroup.create, 8)
-    if probe is None:
-        pytest.skip("as root only a pids cgroup bounds processes, and none can be made here")
-    await asyncio.to_thread(cgroup.remove, probe)
+    await require_pids_cgroup("as root only a pids cgroup bounds processes")
 
 
 BOMB = ":(){ :|:& };:"
