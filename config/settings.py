@@ -123,6 +123,9 @@ class Settings(BaseSettings):
     """Host names besides loopback the server answers to (comma-separated in the env)."""
     allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     """Origins besides the server's own that may send state-changing requests."""
+    trusted_proxies: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    """Addresses of reverse proxies whose `X-Forwarded-For` / `-Proto` are believed
+    (comma-separated); unset: those headers are ignored, from loopback clients too."""
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     """Request bodies larger than this are refused with 413."""
     api_docs: bool = False
@@ -134,7 +137,9 @@ class Settings(BaseSettings):
     prune_older_than_days: float | None = Field(default=None, ge=0)
     """With the server's pruning: delete only checkpoints older than this many days."""
 
-    @field_validator("allowed_hosts", "allowed_origins", "workspaces", mode="before")
+    @field_validator(
+        "allowed_hosts", "allowed_origins", "trusted_proxies", "workspaces", mode="before"
+    )
     @classmethod
     def _comma_list(cls, value: object) -> object:
         if isinstance(value, str):

@@ -13,7 +13,7 @@ import gc
 import signal
 import sys
 from collections.abc import Callable, Coroutine, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ducklm.cli.exit_codes import EXIT_USAGE
 from ducklm.cli.llama import say
@@ -21,6 +21,9 @@ from ducklm.config.settings import Settings
 from ducklm.models.local.autostart import local_server_for
 from ducklm.runtime.server_file import read_server_file, remove_server_file, write_server_file
 from ducklm.stores import require_database
+
+if TYPE_CHECKING:
+    import uvicorn
 
 Standalone = Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]
 
@@ -69,6 +72,18 @@ async def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
         return await _serve(served, args)
 
 
+def uvicorn_config(app: Any, settings: Settings, *, host: str, port: int) -> uvicorn.Config:
+    """How `ducklm serve` runs the app under uvicorn."""
+    import uvicorn  # noqa: PLC0415  only the server needs it
+
+    # uvicorn believes X-Forwarded-* from 127.0.0.1 by default, and every client of a
+    # local server is on loopback: only the proxies the person names are believed.
+    proxies = settings.trusted_proxies
+    return uvicorn.Config(
+        app, host=host, port=port, proxy_headers=bool(proxies), forwarded_allow_ips=proxies or None
+    )
+
+
 async def _serve(settings: Settings, args: argparse.Namespace) -> int:
     import uvicorn  # noqa: PLC0415  only the server needs it
 
@@ -83,7 +98,7 @@ async def _serve(settings: Settings, args: argparse.Namespace) -> int:
             yield
 
     app = await asyncio.to_thread(create_app, settings)  # it checks the ui folder on disk
-    server = Server(uvicorn.Config(app, host=args.host, port=args.port))
+    server = Server(uvicorn_config(app, settings, host=args.host, port=args.port))
     stopped: list[int] = []
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
