@@ -21,7 +21,7 @@ import os
 import shutil
 from pathlib import Path
 
-from ducklm.stores.private import make_private_dir
+from ducklm.stores.private import create_private_file, make_private_dir
 from ducklm.undo.errors import UndoError
 
 GIT_MISSING = "git is not installed, so DuckLM cannot keep workspace checkpoints"
@@ -146,6 +146,11 @@ class ShadowGit:
             "GIT_CONFIG_NOSYSTEM": "1",
             "GIT_TERMINAL_PROMPT": "0",
             "GIT_LITERAL_PATHSPECS": "1",
+            # Snapshots hold the workspace's files: git writes them owner-only (objects
+            # 0600, folders 0700), in a repository made before this setting too.
+            "GIT_CONFIG_COUNT": "1",
+            "GIT_CONFIG_KEY_0": "core.sharedRepository",
+            "GIT_CONFIG_VALUE_0": "0600",
         }
         for who in ("AUTHOR", "COMMITTER"):
             env[f"GIT_{who}_NAME"] = IDENTITY["name"]
@@ -159,8 +164,8 @@ class ShadowGit:
 def _write_attributes(repo: Path) -> None:
     info = repo / "info"
     info.mkdir(exist_ok=True)
-    (info / "attributes").write_text(ATTRIBUTES)
-    (info / "exclude").write_text("")
+    create_private_file(info / "attributes").write_text(ATTRIBUTES)
+    create_private_file(info / "exclude").write_text("")
 
 
 def _key(path: Path) -> str:

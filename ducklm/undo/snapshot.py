@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ducklm.stores.private import create_private_file
 from ducklm.undo.errors import UndoError
 from ducklm.undo.git import ShadowGit
 
@@ -176,7 +177,7 @@ def _write_if_changed(path: Path, text: str) -> None:
             return
     except FileNotFoundError:
         pass
-    path.write_text(text)
+    create_private_file(path).write_text(text)  # it names the workspace's files
 
 
 def _escape(name: str) -> str:

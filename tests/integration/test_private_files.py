@@ -14,7 +14,7 @@ from ducklm.config.settings import Settings
 from ducklm.runtime.facade import DuckLM
 from ducklm.stores.private import secure_data_dir
 from tests.support.cli import cli_env, run_cli
-from tests.support.scripted_llm import ScriptedLLM, reply
+from tests.support.scripted_llm import ScriptedLLM, call, reply
 
 
 def mode(path: Path) -> int:
@@ -74,3 +74,27 @@ def test_an_older_loose_data_dir_is_tightened_and_other_files_are_left(tmp_path:
     assert mode(data / "ducklm.sqlite") == 0o600
     assert mode(data / "qdrant") == 0o700
     assert mode(data / "notes-of-mine.txt") == 0o644  # not DuckLM's: left as it was
+
+
+async def test_the_undo_repository_is_owner_only_too(
+    settings: Settings, llm: ScriptedLLM, workspace: Path
+) -> None:
+    """Its objects are the workspace's files, as they were before each change."""
+    await asyncio.to_thread((workspace / "a.txt").write_text, "secret draft")
+    write = call("file_write", path="a.txt", content="new", overwrite=True)
+    llm.script(reply(tool_calls=[write]), reply("Written."))
+    async with DuckLM.open(settings) as duck:
+        paused = await duck.run("overwrite a.txt", critic=False, memory=False)
+        result = await duck.resume_run(paused.thread_id, [{"type": "approve"}])
+        assert result.status == "completed"
+    undo = settings.files.undo
+
+    def loose() -> dict[str, str]:
+        return {
+            str(p.relative_to(undo)): oct(mode(p))
+            for p in [undo, *undo.rglob("*")]
+            if not p.is_symlink() and mode(p) & 0o077
+        }
+
+    assert await asyncio.to_thread(lambda: any(undo.rglob("objects/*/*")))
+    assert await asyncio.to_thread(loose) == {}
