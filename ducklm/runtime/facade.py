@@ -20,7 +20,7 @@ from typing import Any
 from langchain_core.messages import AnyMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.types import Command, StateSnapshot
+from langgraph.types import Command
 
 from ducklm.config.settings import Settings, load_settings
 from ducklm.graph.builder import DuckGraph, build_graph
@@ -95,7 +95,8 @@ class DuckLM:
         self._deps = deps
         self.graph = graph
         self.states = StateReader(graph)
-        """Reads the threads' checkpointed states (`ducklm.runtime.states`)."""
+        """Reads the threads' checkpointed states: `snapshot` (the latest, or one
+        checkpoint) and `history` (`ducklm.runtime.states`)."""
         self._prefetches: set[asyncio.Task[Any]] = set()
         episodes = deps.context.episodes
         load = turn_loader(graph, str(deps.context.settings.workspace))
@@ -419,24 +420,6 @@ class DuckLM:
         item = snapshot.interrupts[0]
         return item.id, item.value
 
-    async def snapshot(self, thread_id: str, checkpoint_id: str | None = None) -> StateSnapshot:
-        """The thread's state (at `checkpoint_id`, else the latest): values, next, interrupts."""
-        return await self.states.snapshot(thread_id, checkpoint_id)
-
-    async def history(
-        self,
-        thread_id: str,
-        *,
-        checkpoint_id: str | None = None,
-        before: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        limit: int | None = None,
-    ) -> list[StateSnapshot]:
-        """The thread's states, newest first (from `checkpoint_id`, older than `before`)."""
-        return await self.states.history(
-            thread_id, checkpoint_id=checkpoint_id, before=before, metadata=metadata, limit=limit
-        )
-
     async def update_state(
         self,
         thread_id: str,
@@ -461,7 +444,7 @@ class DuckLM:
         """The question `task` waits at, as the event that asked it (empty if none)."""
         if task.status != "interrupted":
             return []
-        snapshot = await self.snapshot(task.thread_id)
+        snapshot = await self.states.snapshot(task.thread_id)
         ids = {"task_id": task.task_id, "thread_id": task.thread_id}
         return [{**question_event(item), **ids} for item in snapshot.interrupts[:1]]
 

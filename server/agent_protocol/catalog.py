@@ -52,7 +52,7 @@ async def create_thread(
 async def load_view(record: ThreadRecord, duck: DuckLM, hub: TaskHub) -> dict[str, Any]:
     """The thread as the LangGraph server shows it, state read from the checkpointer."""
     thread_id = record.thread_id
-    snapshot = await duck.snapshot(thread_id)
+    snapshot = await duck.states.snapshot(thread_id)
     latest = await duck.tasks(thread_id, limit=1)
     failure = None
     if latest and latest[0].status == "failed":

@@ -215,7 +215,7 @@ async def _answer(resume: Any, thread_id: str, duck: DuckLM) -> Answer | None:
 
 
 async def _check_not_waiting(values: dict[str, Any], thread_id: str, duck: DuckLM) -> None:
-    snapshot = await duck.snapshot(thread_id)
+    snapshot = await duck.states.snapshot(thread_id)
     if not snapshot.interrupts:
         return
     pending = {c["id"]: c["name"] for c in _last_tool_calls(snapshot.values)}

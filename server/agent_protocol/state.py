@@ -24,7 +24,7 @@ BAD_UPDATE = "the update does not fit the graph's state or nodes"
 @router.get("/threads/{thread_id}/state", response_model=ThreadState, responses=errors(404))
 async def get_state(thread: ThreadDep, duck: DuckDep) -> WireResponse:
     """The thread's latest state: values, next nodes, tasks and their interrupts."""
-    snapshot = await duck.snapshot(thread.thread_id)
+    snapshot = await duck.states.snapshot(thread.thread_id)
     return WireResponse(thread_state(snapshot))
 
 
@@ -35,7 +35,7 @@ async def get_state(thread: ThreadDep, duck: DuckDep) -> WireResponse:
 )
 async def get_state_at(thread: ThreadDep, checkpoint_id: str, duck: DuckDep) -> WireResponse:
     """The thread's state at one checkpoint."""
-    snapshot = await duck.snapshot(thread.thread_id, checkpoint_id)
+    snapshot = await duck.states.snapshot(thread.thread_id, checkpoint_id)
     if snapshot.config.get("configurable", {}).get("checkpoint_id") != checkpoint_id:
         raise HTTPException(
             404, NO_CHECKPOINT.format(thread_id=thread.thread_id, checkpoint_id=checkpoint_id)
@@ -71,7 +71,7 @@ async def get_history(thread: ThreadDep, body: HistoryRequest, duck: DuckDep) ->
     """The thread's states, newest first."""
     at = body.checkpoint.checkpoint_id if body.checkpoint else None
     before = body.before.checkpoint_id if isinstance(body.before, CheckpointRef) else body.before
-    history = await duck.history(
+    history = await duck.states.history(
         thread.thread_id, checkpoint_id=at, before=before, metadata=body.metadata, limit=body.limit
     )
     states = [thread_state(snapshot) for snapshot in history]
