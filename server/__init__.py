@@ -1,7 +1,8 @@
 """The FastAPI server: app factory, routes, SSE adapter, security, Agent Protocol door.
 
-`create_app` loads on first use (PEP 562): the thin CLI imports `ducklm.kit.token`,
-which must not bring in FastAPI, the runtime and the graph with this package.
+`create_app` loads on first use (PEP 562): `ducklm serve` checks its bind address with
+`ducklm.server.hosts` before it builds the app, which must not bring in FastAPI, the
+runtime and the graph with this package.
 """
 
 from __future__ import annotations
