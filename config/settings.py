@@ -67,6 +67,9 @@ class Settings(BaseSettings):
     """How many times the action role may call tools in one turn before the thinker answers."""
     max_tool_output_chars: int = Field(default=8000, ge=256)
     """Tool output kept in state and shown to the model; the full text goes to the audit log."""
+    file_tool_timeout_s: float = Field(default=30.0, gt=0, le=3600)
+    """Seconds a file tool call (read, write, list, search) may take; past it the call is
+    an error the model reads and the turn goes on (a hung or slow file system)."""
     mcp_config: Path | None = None
     """The MCP servers file (`{"mcpServers": {...}}`); `<data dir>/mcp.json` when unset."""
     mcp_timeout_s: float = Field(default=60.0, gt=0, le=3600)

@@ -9,13 +9,13 @@ person saw, without asking the model again.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated, Any
 
 from langchain_core.tools import InjectedToolArg, tool
 
 from ducklm.tools.errors import ToolError
+from ducklm.tools.file_threads import run_file_work
 from ducklm.tools.files import write_text
 
 NO_PROPOSAL = "the coder made no change for this call"
@@ -23,11 +23,12 @@ SYNTAX = "the coder's new {path} still has a syntax error ({error}); nothing was
 
 
 @tool(parse_docstring=True, response_format="content_and_artifact")
-async def generate_code(  # noqa: D417  workspace and proposal are injected
+async def generate_code(  # noqa: D417  workspace, proposal and timeout_s are injected
     path: str,
     instructions: str,
     workspace: Annotated[Path, InjectedToolArg],
     proposal: Annotated[dict[str, Any] | None, InjectedToolArg] = None,
+    timeout_s: Annotated[float | None, InjectedToolArg] = None,
 ) -> tuple[str, dict[str, Any]]:
     """Have the coder write a new file (or rewrite one) from instructions.
 
@@ -35,15 +36,16 @@ async def generate_code(  # noqa: D417  workspace and proposal are injected
         path: File path relative to the workspace, e.g. "src/ducks.py".
         instructions: What the code must do, in plain words.
     """
-    return await _apply(workspace, proposal)
+    return await _apply("generate_code", workspace, proposal, timeout_s)
 
 
 @tool(parse_docstring=True, response_format="content_and_artifact")
-async def fix_code(  # noqa: D417  workspace and proposal are injected
+async def fix_code(  # noqa: D417  workspace, proposal and timeout_s are injected
     path: str,
     error: str,
     workspace: Annotated[Path, InjectedToolArg],
     proposal: Annotated[dict[str, Any] | None, InjectedToolArg] = None,
+    timeout_s: Annotated[float | None, InjectedToolArg] = None,
 ) -> tuple[str, dict[str, Any]]:
     """Have the coder fix a file, given the error it causes.
 
@@ -51,15 +53,16 @@ async def fix_code(  # noqa: D417  workspace and proposal are injected
         path: File path relative to the workspace.
         error: The error message or failing test output.
     """
-    return await _apply(workspace, proposal)
+    return await _apply("fix_code", workspace, proposal, timeout_s)
 
 
 @tool(parse_docstring=True, response_format="content_and_artifact")
-async def refactor_code(  # noqa: D417  workspace and proposal are injected
+async def refactor_code(  # noqa: D417  workspace, proposal and timeout_s are injected
     path: str,
     instructions: str,
     workspace: Annotated[Path, InjectedToolArg],
     proposal: Annotated[dict[str, Any] | None, InjectedToolArg] = None,
+    timeout_s: Annotated[float | None, InjectedToolArg] = None,
 ) -> tuple[str, dict[str, Any]]:
     """Have the coder restructure a file without changing what it does.
 
@@ -67,14 +70,16 @@ async def refactor_code(  # noqa: D417  workspace and proposal are injected
         path: File path relative to the workspace.
         instructions: What to change in the code's structure.
     """
-    return await _apply(workspace, proposal)
+    return await _apply("refactor_code", workspace, proposal, timeout_s)
 
 
 CODER_TOOLS = (generate_code, fix_code, refactor_code)
 CODER_TOOL_NAMES = frozenset(t.name for t in CODER_TOOLS)
 
 
-async def _apply(workspace: Path, proposal: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
+async def _apply(
+    tool: str, workspace: Path, proposal: dict[str, Any] | None, timeout_s: float | None
+) -> tuple[str, dict[str, Any]]:
     if not proposal:
         raise ToolError(NO_PROPOSAL)
     if proposal.get("error"):
@@ -82,9 +87,8 @@ async def _apply(workspace: Path, proposal: dict[str, Any] | None) -> tuple[str,
     if not proposal.get("syntax_ok", True):
         raise ToolError(SYNTAX.format(path=proposal["path"], error=proposal.get("syntax_error")))
     # The proposal's path is the one the coder read and the person approved.
-    written = await asyncio.to_thread(
-        write_text, workspace, str(proposal["path"]), str(proposal["new_content"]), True
-    )
+    path, content = str(proposal["path"]), str(proposal["new_content"])
+    written = await run_file_work(tool, timeout_s, write_text, workspace, path, content, True)
     explanation = str(proposal.get("explanation") or "").strip()
     diff = str(proposal.get("diff") or "")
     text = f"{written}. {explanation}\n\n{diff}".strip()

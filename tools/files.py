@@ -1,13 +1,13 @@
 """File tools: read, write, list and search inside the workspace.
 
-The docstrings are what the model reads. The workspace is injected by the tool node,
-never filled by the model. File system work runs on a worker thread so the event loop
-never waits on a disk.
+The docstrings are what the model reads. The workspace and the deadline are injected by
+the tool node, never filled by the model. File system work runs on a thread of its own
+with a deadline (`tools/file_threads.py`), so neither the event loop nor the shared
+executor ever waits on a disk that does not answer.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import errno
 import fnmatch
@@ -20,6 +20,7 @@ from typing import Annotated
 from langchain_core.tools import InjectedToolArg, tool
 
 from ducklm.tools.errors import ToolError
+from ducklm.tools.file_threads import run_file_work
 from ducklm.tools.workspace import (
     MOVED,
     open_parent,
@@ -34,7 +35,8 @@ MAX_SEARCH_MATCHES = 100
 MAX_SEARCH_FILE_BYTES = 2_000_000
 SKIPPED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv"})
 # O_NONBLOCK: opening a FIFO for reading would wait for a writer, holding a worker
-# thread for good; with it the open returns and the fstat check refuses the FIFO.
+# thread for good; with it the open returns and the fstat check refuses the FIFO. (The
+# tests of the deadline drop it to block for real: tests/support/hung_files.py.)
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 NOT_FOUND = "no file or folder at {path!r}"
@@ -51,21 +53,26 @@ BAD_GLOB = "glob {glob!r} must stay inside the workspace (no absolute paths or '
 
 
 @tool(parse_docstring=True)
-async def file_read(path: str, workspace: Annotated[Path, InjectedToolArg]) -> str:  # noqa: D417  workspace is injected, not the model's
+async def file_read(  # noqa: D417  workspace and timeout_s are injected, not the model's
+    path: str,
+    workspace: Annotated[Path, InjectedToolArg],
+    timeout_s: Annotated[float | None, InjectedToolArg] = None,
+) -> str:
     """Read a UTF-8 text file in the workspace.
 
     Args:
         path: File path relative to the workspace, e.g. "notes/todo.md".
     """
-    return await asyncio.to_thread(_read, workspace, path)
+    return await run_file_work("file_read", timeout_s, _read, workspace, path)
 
 
 @tool(parse_docstring=True)
-async def file_write(  # noqa: D417  workspace is injected, not the model's
+async def file_write(  # noqa: D417  workspace and timeout_s are injected, not the model's
     path: str,
     content: str,
     workspace: Annotated[Path, InjectedToolArg],
     overwrite: bool = False,
+    timeout_s: Annotated[float | None, InjectedToolArg] = None,
 ) -> str:
     """Write a UTF-8 text file in the workspace, creating folders as needed.
 
@@ -74,27 +81,32 @@ async def file_write(  # noqa: D417  workspace is injected, not the model's
         content: The full new text of the file.
         overwrite: Replace the file if it already exists (the user is asked first).
     """
-    return await asyncio.to_thread(write_text, workspace, path, content, overwrite)
+    return await run_file_work(
+        "file_write", timeout_s, write_text, workspace, path, content, overwrite
+    )
 
 
 @tool(parse_docstring=True)
-async def list_dir(  # noqa: D417  workspace is injected, not the model's
-    workspace: Annotated[Path, InjectedToolArg], path: str = "."
+async def list_dir(  # noqa: D417  workspace and timeout_s are injected, not the model's
+    workspace: Annotated[Path, InjectedToolArg],
+    path: str = ".",
+    timeout_s: Annotated[float | None, InjectedToolArg] = None,
 ) -> str:
     """List the files and folders in a workspace folder.
 
     Args:
         path: Folder path relative to the workspace; "." is the workspace itself.
     """
-    return await asyncio.to_thread(_list, workspace, path)
+    return await run_file_work("list_dir", timeout_s, _list, workspace, path)
 
 
 @tool(parse_docstring=True)
-async def search_files(  # noqa: D417  workspace is injected, not the model's
+async def search_files(  # noqa: D417  workspace and timeout_s are injected, not the model's
     query: str,
     workspace: Annotated[Path, InjectedToolArg],
     glob: str = "**/*",
     case_sensitive: bool = False,
+    timeout_s: Annotated[float | None, InjectedToolArg] = None,
 ) -> str:
     """Find lines containing a text in the workspace's files.
 
@@ -103,7 +115,9 @@ async def search_files(  # noqa: D417  workspace is injected, not the model's
         glob: Which files to search, e.g. "**/*.py" or "docs/*.md".
         case_sensitive: Match upper and lower case exactly.
     """
-    return await asyncio.to_thread(_search, workspace, query, glob, case_sensitive)
+    return await run_file_work(
+        "search_files", timeout_s, _search, workspace, query, glob, case_sensitive
+    )
 
 
 FILE_TOOLS = (file_read, file_write, list_dir, search_files)
