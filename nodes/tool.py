@@ -50,6 +50,7 @@ async def run_tools(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str
         protected=ctx.protected,
         commands=ctx.commands,
         sandboxed=ctx.protection != "none",
+        proxied=ctx.protection == "bubblewrap",
     )
     proposals = state.code_proposals
     # A resumed run in a new process finds its MCP servers not started yet.

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ducklm.tools.coder_tools import CODER_TOOL_NAMES
+from ducklm.tools.commands.hosts import describe_hosts, network_hosts
 from ducklm.tools.commands.policy import CommandPolicy
 from ducklm.tools.workspace import PathError, is_within, relative_name, resolve_in_workspace
 
@@ -33,6 +34,9 @@ class PolicyEnv:
     """The shell command policy (`config/permissions.yaml`)."""
     sandboxed: bool = True
     """Whether commands run in a sandbox; without one, writes and network ask."""
+    proxied: bool = True
+    """Whether approved network goes through the egress proxy (bubblewrap), which lets
+    only the card's hosts through; otherwise it is the machine's own network."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,8 @@ class Verdict:
     """For shell commands: it runs through sudo and needs the password."""
     secrets: bool = False
     """For shell commands: it names a secret file; approved, the sandbox shows secrets."""
+    hosts: tuple[str, ...] = ()
+    """For network commands: the hosts the card approves (`tools.commands.hosts`)."""
 
 
 ALLOW = Verdict("allow", "runs without asking")
@@ -129,6 +135,10 @@ def _assess_shell(args: dict[str, Any], env: PolicyEnv) -> Verdict:
     return Verdict(
         action,
         "; ".join(reasons) or f"{found.command_class.replace('_', ' ')} command",
+    hosts = network_hosts(env.commands, command, env.workspace) if found.network else ()
+    if hosts:
+        # sudo runs outside the sandbox, so outside its proxy too.
+        reasons.append(describe_hosts(hosts, proxied=env.proxied and not found.sudo))
         rule_key=f"shell:{found.normalized}" if action == "ask" else None,
         command_class=found.command_class,
         network=found.network,
@@ -137,6 +147,7 @@ def _assess_shell(args: dict[str, Any], env: PolicyEnv) -> Verdict:
     )
 
 
+        hosts=hosts,
 def _is_file(workspace: Path, cwd: str, path: str) -> bool:
     """Whether `path` (as a command in `cwd` names it) is an existing file. Blocking."""
     target = Path(path) if path.startswith("/") else workspace / cwd / path

@@ -16,10 +16,15 @@ from typing import Annotated, Any
 from langchain_core.tools import InjectedToolArg, tool
 
 from ducklm.tools.errors import ToolError
+from ducklm.tools.sandbox.egress import ANY_HOST
 from ducklm.tools.sandbox.runner import ExecResult, Limits, Protection, run_sandboxed
 from ducklm.tools.workspace import resolve_in_workspace
 
 MAX_TIMEOUT_S = 600.0
+HOSTS_REFUSED = (
+    "the sandbox let no connection through to {hosts}: not a host the person approved, "
+    "or a local address"
+)
 NOT_A_FOLDER = "cwd {cwd!r} is not a folder in the workspace"
 # Any `sudo` in the command reads the password from stdin, without a prompt of its own.
 SUDO_FROM_STDIN = "sudo() { command sudo -S -p '' \"$@\"; }\n"
@@ -39,6 +44,8 @@ class ShellEnv:
     reveal_secrets: bool = False
     """The person approved this command's secret read."""
     network: bool = False
+    hosts: tuple[str, ...] = ()
+    """With `network`: the hosts the person approved (the card's list)."""
     limits: Limits = field(default_factory=Limits)
     sudo_password: str | None = field(default=None, repr=False)
 
@@ -69,6 +76,7 @@ async def shell_exec(  # noqa: D417  shell is injected, not the model's
         cwd=folder,
         protection=shell.protection,
         network=shell.network,
+        hosts=shell.hosts or (ANY_HOST,),
         readonly=shell.readonly,
         hidden=shell.hidden,
         secret_names=shell.secret_names,
@@ -93,6 +101,8 @@ def render(result: ExecResult) -> str:
         head = f"timed out after {result.duration_s:.0f}s (the command was stopped)"
     else:
         head = f"exit code {result.exit_code}"
+    if result.hosts_refused:  # curl says only "CONNECT tunnel failed, response 403"
+        head += "\n" + HOSTS_REFUSED.format(hosts=", ".join(result.hosts_refused))
     return f"{head}\n{result.output}" if result.output else head
 
 
@@ -105,4 +115,6 @@ def artifact(result: ExecResult) -> dict[str, Any]:
         "output_bytes": result.output_bytes,
         "truncated": result.truncated,
         "protection": result.protection,
+        **({"hosts_reached": list(result.hosts_reached)} if result.hosts_reached else {}),
+        **({"hosts_refused": list(result.hosts_refused)} if result.hosts_refused else {}),
     }

@@ -499,15 +499,13 @@ async def test_dns_fails_without_approval(workspace: Path) -> None:
     assert result.output == ""
 
 
-@pytest.mark.parametrize(
-    "protection",
-    [pytest.param("bubblewrap", marks=needs_bwrap), pytest.param("landlock", marks=needs_landlock)],
-)
-async def test_an_approved_command_reaches_the_network(
-    workspace: Path, loopback_server: tuple[int, list[str]], protection: Protection
+@needs_landlock
+async def test_under_landlock_an_approved_command_has_the_machines_network(
+    workspace: Path, loopback_server: tuple[int, list[str]]
 ) -> None:
+    """Landlock has no network namespace: the card says so (`describe_hosts`)."""
     port, seen = loopback_server
-    result = await run(CONNECT.format(port=port), workspace, protection, network=True)
+    result = await run(CONNECT.format(port=port), workspace, "landlock", network=True)
     for _ in range(20):
         if seen:
             break
@@ -515,3 +513,16 @@ async def test_an_approved_command_reaches_the_network(
 
     assert "CONNECTED" in result.output
     assert seen == ["connected"]
+
+
+@needs_bwrap
+async def test_under_bubblewrap_an_approved_command_never_reaches_loopback(
+    workspace: Path, loopback_server: tuple[int, list[str]]
+) -> None:
+    """Its own network namespace: 127.0.0.1 there is the sandbox's, not DuckLM's."""
+    port, seen = loopback_server
+    result = await run(CONNECT.format(port=port), workspace, "bubblewrap", network=True)
+    await asyncio.sleep(0.1)
+
+    assert "CONNECTED" not in result.output
+    assert seen == []

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ducklm.tools.sandbox import cgroup, landlock
-from ducklm.tools.sandbox.view import View, bwrap_view, landlock_reads
+from ducklm.tools.sandbox.egress import SOCKET_NAME
+from ducklm.tools.sandbox.view import EGRESS_DIR, FORWARD_SCRIPT, View, bwrap_view, landlock_reads
 
 if TYPE_CHECKING:
     from ducklm.tools.sandbox.runner import Limits, Protection
@@ -35,6 +36,15 @@ DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 BWRAP_HOME = "/tmp"
 """HOME inside bubblewrap: the private tmpfs, so caches and dotfiles neither land in the
 workspace nor touch the real home, and vanish with the run."""
+
+PROXY_PORT = "3128"
+"""The relay's port on the sandbox's own loopback (its own network namespace)."""
+_PROXY_URL = f"http://127.0.0.1:{PROXY_PORT}"
+PROXY_ENV = {
+    name: _PROXY_URL
+    for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy")
+}
+"""curl, wget, git, pip and npm all read these; curl only the lower-case http_proxy."""
 
 _JOIN_CGROUP = 'echo $$ > "$0" && exec "$@"'
 # Hard and soft limits alike, so the command cannot raise them; except CPU, whose hard
@@ -91,8 +101,13 @@ def prepare(
     hidden: Sequence[Path] = (),
     secret_names: Sequence[str] = (),
     reveal_secrets: bool = False,
+    egress: Path | None = None,
 ) -> Plan:
-    """Resolve paths, make the cgroup and temp folder, and build the argv chain."""
+    """Resolve paths, make the cgroup and temp folder, and build the argv chain.
+
+    `egress`: for an approved network command under bubblewrap, the folder of the
+    egress proxy's socket (`egress.py`); the command reaches the network only through it.
+    """
     workspace, cwd = workspace.resolve(), cwd.resolve()
     plan = Plan(
         argv=[],
@@ -111,9 +126,11 @@ def prepare(
                 hidden=tuple(p.resolve() for p in hidden),
                 secret_names=tuple(secret_names),
                 reveal_secrets=reveal_secrets,
-                network=network,
+                egress=egress if network else None,
             )
             confine = _bwrap_argv(view, cwd)
+            if view.egress is not None:
+                plan.env.update(PROXY_ENV)
             plan.cwd = workspace  # bwrap --chdir sets the command's own
         else:
             plan.private_tmp = Path(tempfile.mkdtemp(prefix="ducklm-run-"))
@@ -131,9 +148,14 @@ def prepare(
 
 
 def _bwrap_argv(view: View, cwd: Path) -> list[str]:
-    argv = ["bwrap", *bwrap_view(view), *_BWRAP_FLAGS]
-    argv += [*(["--share-net"] if view.network else []), *_cap_drop()]
-    return [*argv, "--chdir", str(cwd), "--"]
+    # Never --share-net: an approved network command still has a network namespace of its
+    # own, whose only way out is the relay to the egress proxy.
+    argv = ["bwrap", *bwrap_view(view), *_BWRAP_FLAGS, *_cap_drop(), "--chdir", str(cwd), "--"]
+    if view.egress is None:
+        return argv
+    socket = f"{EGRESS_DIR}/{SOCKET_NAME}"
+    relay = [os.path.realpath(sys.executable), "-I", "-S", FORWARD_SCRIPT, socket, PROXY_PORT]
+    return [*argv, *relay, "--"]
 
 
 def _cap_drop() -> list[str]:

@@ -3,8 +3,9 @@
 Three protections, strongest first:
 
 - "bubblewrap": new user, mount, pid, network, ipc, uts and cgroup namespaces. The whole file system
-  is read-only except the workspace; `/tmp` and `/run` are fresh and private; the
-  network is gone unless a person approved it. When the command's top process exits,
+  is read-only except the workspace; `/tmp` and `/run` are fresh and private; there is
+  no network, and a command a person approved for it reaches only the approved hosts,
+  through the egress proxy (`egress.py`). When the command's top process exits,
   the pid namespace takes every background child with it.
 - "landlock": for machines where bubblewrap cannot start. A launcher (landlock.py)
   confines itself, then becomes the shell: read and execute everywhere, write in the
@@ -22,7 +23,9 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import signal
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,6 +33,7 @@ from pathlib import Path
 from typing import Literal
 
 from ducklm.tools.sandbox import cgroup
+from ducklm.tools.sandbox.egress import ANY_HOST, EgressLog, egress_proxy
 from ducklm.tools.sandbox.landlock import abi_version
 from ducklm.tools.sandbox.launch import Plan, bwrap_probe_argv, prepare
 from ducklm.tools.sandbox.output import OutputCapture
@@ -81,6 +85,10 @@ class ExecResult:
     duration_s: float
     protection: Protection
     """The protection the command actually ran under."""
+    hosts_reached: tuple[str, ...] = ()
+    """Through the egress proxy (approved network commands under bubblewrap)."""
+    hosts_refused: tuple[str, ...] = ()
+    """Asked of the egress proxy and refused: not approved, or a local address."""
 
 
 async def detect_protection() -> Protection:
@@ -124,6 +132,7 @@ async def run_sandboxed(
     limits: Limits = Limits(),
     stdin_data: bytes | None = None,
     unsandboxed: bool = False,
+    hosts: Sequence[str] = (ANY_HOST,),
 ) -> ExecResult:
     """Run `command` with bash under `protection` and return what it did.
 
@@ -132,7 +141,10 @@ async def run_sandboxed(
         workspace: The only folder the command may write (besides private temp space).
         cwd: Where the command starts; inside `workspace` (the caller checked).
         protection: From `detect_protection`, or "none" when a person allowed it.
-        network: Keep the network; only when a person approved a network command.
+        network: Open a way out; only when a person approved a network command. Under
+            bubblewrap that way is the egress proxy (`egress.py`) and leads to `hosts`
+            only, never to a loopback or link-local address; under Landlock and
+            without a sandbox it is the machine's own network.
         readonly: Paths kept read-only inside the workspace (its .git, DuckLM's prompts
             and skills). Paths outside it are out of the view anyway.
         hidden: DuckLM's data dir and configs: absent from the view wherever they are.
@@ -143,33 +155,44 @@ async def run_sandboxed(
             Never logged or stored.
         unsandboxed: Run without bubblewrap or Landlock (for approved sudo commands,
             which cannot work in a user namespace); limits and cleanup still apply.
+        hosts: The hosts the person approved (`ANY_HOST`: any public one).
     """
     started = time.monotonic()
     effective: Protection = "none" if unsandboxed else protection
-    plan = await asyncio.to_thread(
-        prepare,
-        command,
-        workspace=workspace,
-        cwd=cwd,
-        protection=effective,
-        network=network,
-        readonly=readonly,
-        hidden=hidden,
-        secret_names=secret_names,
-        reveal_secrets=reveal_secrets,
-        limits=limits,
-        unsandboxed=unsandboxed,
-    )
-    try:
-        transport, child = await _spawn(plan, feed_stdin=stdin_data is not None)
+    async with contextlib.AsyncExitStack() as stack:
+        egress: Path | None = None
+        seen: EgressLog | None = None
+        if network and effective == "bubblewrap":
+            egress = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="ducklm-egress-"))
+            stack.push_async_callback(asyncio.to_thread, shutil.rmtree, egress, True)
+            seen = await stack.enter_async_context(egress_proxy(egress, tuple(hosts)))
+        plan = await asyncio.to_thread(
+            prepare,
+            command,
+            workspace=workspace,
+            cwd=cwd,
+            protection=effective,
+            network=network,
+            readonly=readonly,
+            hidden=hidden,
+            secret_names=secret_names,
+            reveal_secrets=reveal_secrets,
+            limits=limits,
+            unsandboxed=unsandboxed,
+            egress=egress,
+        )
         try:
-            code, timed_out, capture = await _supervise(transport, child, plan, limits, stdin_data)
+            transport, child = await _spawn(plan, feed_stdin=stdin_data is not None)
+            try:
+                code, timed_out, capture = await _supervise(
+                    transport, child, plan, limits, stdin_data
+                )
+            finally:
+                # Also on cancellation: a cancelled run must not leave its tree running.
+                await _kill_tree(transport, child, plan)
+                transport.close()
         finally:
-            # Also on cancellation: a cancelled run must not leave its tree running.
-            await _kill_tree(transport, child, plan)
-            transport.close()
-    finally:
-        await asyncio.to_thread(plan.cleanup)
+            await asyncio.to_thread(plan.cleanup)
     return ExecResult(
         exit_code=code,
         timed_out=timed_out,
@@ -178,6 +201,8 @@ async def run_sandboxed(
         truncated=capture.truncated,
         duration_s=time.monotonic() - started,
         protection=effective,
+        hosts_reached=tuple(seen.reached) if seen else (),
+        hosts_refused=tuple(seen.refused) if seen else (),
     )
 
 

@@ -28,6 +28,7 @@ import fnmatch
 import logging
 import os
 import re
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +57,10 @@ ETC_SECRETS = (
     "/etc/krb5.keytab",
 )
 """Under /etc, what a command never reads (globs allowed); absent from the view."""
+EGRESS_DIR = "/run/ducklm"
+"""Where the egress proxy's socket folder appears in the sandbox."""
+FORWARD_SCRIPT = "/run/ducklm-forward.py"
+FORWARD_SOURCE = str(Path(__file__).with_name("forward.py"))
 MAX_SCANNED = 200_000
 """Workspace entries looked at for secret names; past that the rest is not masked."""
 SKIPPED_DIRS = frozenset({".git"})
@@ -75,7 +80,8 @@ class View:
     """Name globs of secret files, masked in the workspace (`.env`, `*.pem`, ...)."""
     reveal_secrets: bool = False
     """The person approved a command that reads a secret: show them this once."""
-    network: bool = False
+    egress: Path | None = None
+    """The folder of the egress proxy's socket, for an approved network command."""
 
 
 def bwrap_view(view: View) -> list[str]:
@@ -96,8 +102,8 @@ def bwrap_view(view: View) -> list[str]:
         # /run holds the sockets of systemd, D-Bus, docker: talking to them is an escape.
         "--tmpfs", "/run",
     ]  # fmt: skip
-    if view.network:  # /etc/resolv.conf may point into /run (systemd-resolved)
-        argv += ["--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve"]
+    if view.egress is not None:
+        argv += egress_binds(view.egress)
     workspace = str(view.workspace)
     argv += ["--bind", workspace, workspace]
     for path in view.readonly:
@@ -109,6 +115,19 @@ def bwrap_view(view: View) -> list[str]:
     if not view.reveal_secrets:
         for path in secret_files(view.workspace, view.secret_names):
             argv += _absent(path)
+    return argv
+
+
+def egress_binds(folder: Path) -> list[str]:
+    """The proxy's socket folder and the relay that leads to it (`egress.py`).
+
+    The relay runs on DuckLM's own interpreter, outside the view when it lives under a
+    home (pyenv, a user-local build): its installation is then bound read-only too.
+    """
+    argv = ["--ro-bind", str(folder), EGRESS_DIR, "--ro-bind", FORWARD_SOURCE, FORWARD_SCRIPT]
+    prefix = os.path.realpath(sys.base_prefix)
+    if not any(_inside(Path(prefix), Path(root)) for root in (*SYSTEM_DIRS, *ROOT_ENTRIES)):
+        argv += ["--ro-bind", prefix, prefix]
     return argv
 
 

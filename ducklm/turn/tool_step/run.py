@@ -174,6 +174,7 @@ async def _run_shell(
         # Only what the person was asked about: a read the policy saw and they approved.
         reveal_secrets=item.verdict.secrets and item.decision is not None,
         network=item.verdict.network,
+        hosts=item.verdict.hosts,
         sudo_password=password,
     )
     thread_id = runtime.execution_info.thread_id if runtime.execution_info else None

@@ -1,0 +1,172 @@
+"""An approved network command reaches the hosts on its card, and never home.
+
+Real parts: bubblewrap, curl inside it, the egress proxy in this process, and an HTTP
+server of the test bound to every address. The machine's own LAN address stands for an
+approved host (the only one a test can reach without the internet); loopback, by any
+spelling, stands for DuckLM's own server and every local service.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import socket
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from ducklm.tools.sandbox.egress import ANY_HOST
+from ducklm.tools.sandbox.runner import ExecResult, Limits, run_sandboxed
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("bwrap") is None or shutil.which("curl") is None,
+    reason="needs bubblewrap and curl",
+)
+BODY = "HELLO-FROM-THE-HOST"
+
+
+def lan_address() -> str | None:
+    """This machine's address on its network (no packet is sent), or None."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))
+        except OSError:
+            return None
+        address = str(probe.getsockname()[0])
+    return None if address.startswith("127.") else address
+
+
+LAN = lan_address()
+needs_lan = pytest.mark.skipif(LAN is None, reason="this machine has no address but loopback")
+
+
+@dataclass
+class Host:
+    port: int
+    requests: list[str] = field(default_factory=list)
+
+
+@pytest.fixture
+async def host() -> AsyncIterator[Host]:
+    """An HTTP server on every address of this machine; records each request line."""
+    found = Host(0)
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        line = await reader.readline()
+        found.requests.append(line.decode().strip())
+        body = BODY.encode()
+        writer.write(b"HTTP/1.0 200 OK\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "0.0.0.0", 0)
+    found.port = server.sockets[0].getsockname()[1]
+    async with server:
+        yield found
+
+
+async def curl(url: str, workspace: Path, hosts: tuple[str, ...]) -> ExecResult:
+    return await run_sandboxed(
+        f"curl -sS -m 5 {url}",
+        workspace=workspace,
+        cwd=workspace,
+        protection="bubblewrap",
+        network=True,
+        hosts=hosts,
+        limits=Limits(timeout_s=15),
+    )
+
+
+@needs_lan
+async def test_an_approved_host_is_reached(workspace: Path, host: Host) -> None:
+    address = str(LAN)
+    result = await curl(f"http://{address}:{host.port}/page", workspace, (address,))
+
+    assert BODY in result.output
+    assert host.requests == ["GET /page HTTP/1.1"]
+    assert result.hosts_reached == (address,)
+
+
+LOOPBACK_SPELLINGS = [
+    "http://127.0.0.1:{port}/",
+    "http://localhost:{port}/",
+    "http://127.1:{port}/",
+    "http://2130706433:{port}/",
+    "http://0.0.0.0:{port}/",
+    "http://[::1]:{port}/",
+    "http://[::ffff:127.0.0.1]:{port}/",
+    "https://127.0.0.1:{port}/",
+]
+
+
+@pytest.mark.parametrize("url", LOOPBACK_SPELLINGS)
+async def test_loopback_is_refused_even_when_approved_by_name(
+    url: str, workspace: Path, host: Host
+) -> None:
+    approved = ("127.0.0.1", "localhost", "127.1", "2130706433", "0.0.0.0", "::1", ANY_HOST)
+    result = await curl(url.format(port=host.port), workspace, approved)
+
+    assert BODY not in result.output
+    assert host.requests == []
+    assert result.hosts_refused
+
+
+@needs_lan
+async def test_a_host_not_on_the_card_is_refused(workspace: Path, host: Host) -> None:
+    address = str(LAN)
+    result = await curl(f"http://{address}:{host.port}/", workspace, ("example.org",))
+
+    assert BODY not in result.output
+    assert host.requests == []
+    assert result.hosts_refused == (address,)
+    assert "refused" in result.output
+
+
+@needs_lan
+async def test_any_host_still_keeps_private_addresses_out(workspace: Path, host: Host) -> None:
+    """`ANY_HOST` is any public host: a LAN service needs its own name on the card."""
+    address = str(LAN)
+    result = await curl(f"http://{address}:{host.port}/", workspace, (ANY_HOST,))
+
+    assert host.requests == []
+    assert result.hosts_refused == (address,)
+
+
+@needs_lan
+async def test_raw_sockets_have_no_way_out(workspace: Path, host: Host) -> None:
+    """No route but the proxy: bash's /dev/tcp to an approved address goes nowhere."""
+    address = str(LAN)
+    result = await run_sandboxed(
+        f"exec 3<>/dev/tcp/{address}/{host.port} && echo CONNECTED",
+        workspace=workspace,
+        cwd=workspace,
+        protection="bubblewrap",
+        network=True,
+        hosts=(address,),
+        limits=Limits(timeout_s=10),
+    )
+    await asyncio.sleep(0.1)
+
+    assert "CONNECTED" not in result.output
+    assert host.requests == []
+
+
+@needs_lan
+async def test_the_proxy_is_gone_with_the_command(workspace: Path, host: Host) -> None:
+    """A background child cannot keep a way out open after its command ended."""
+    address = str(LAN)
+    result = await run_sandboxed(
+        f"(sleep 1; curl -sS -m 3 http://{address}:{host.port}/late > late.txt) & echo started",
+        workspace=workspace,
+        cwd=workspace,
+        protection="bubblewrap",
+        network=True,
+        hosts=(address,),
+        limits=Limits(timeout_s=10),
+    )
+    await asyncio.sleep(2)
+
+    assert "started" in result.output
+    assert host.requests == []
