@@ -16,7 +16,7 @@ from ducklm.tools.commands.argument_rules import TOOL_RULES, find_exec_commands,
 from ducklm.tools.commands.calls import Ctx, classify_call, split_call
 from ducklm.tools.commands.code import ROOT_SHELL, CodeCommands, joined
 from ducklm.tools.commands.findings import DOWNLOAD_RUN, Findings
-from ducklm.tools.commands.options import flag_matches, next_option
+from ducklm.tools.commands.options import Opt, flag_matches, next_option
 from ducklm.tools.commands.parse import CommandParseError, parse_command
 from ducklm.tools.commands.paths import Places
 from ducklm.tools.commands.rules import RuleIndex, WrapperRule
@@ -31,9 +31,12 @@ DANGEROUS_ENV = "{name}= changes which code runs"
 SUDO = "{name} runs a command as root"
 FORK_BOMB = "fork bomb: {name} starts copies of itself"
 TOO_DEEP = "commands are nested too deeply to analyse"
-# builtins that set variables by name: `read PATH`, `printf -v PAGER ...`, `export X=1`
+CLEARS_ENV = "{name} {option} drops the environment the sandbox gives commands (git's settings)"
+# builtins that set variables by name: `read PATH`, `printf -v PAGER ...`, `export X=1`;
+# `unset GIT_CONFIG_COUNT` takes away the sandbox's git settings
 _VARIABLE_SETTERS = frozenset({"export", "declare", "typeset", "local", "readonly", "read",
-                               "printf", "mapfile", "readarray", "getopts"})  # fmt: skip
+                               "printf", "mapfile", "readarray", "getopts", "unset"})  # fmt: skip
+_CLEARING = {"env": ("-i", "--ignore-environment", "-u", "--unset"), "exec": ("-c",)}
 _NAME_OR_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\+?=|$)")
 
 
@@ -179,6 +182,8 @@ class Analysis(Findings):
             if args[i].text == "--":
                 return i + 1, ctx
             opt, i = next_option(args, i, value_options)
+            if any(flag_matches(opt, f) for f in _CLEARING.get(name, ())):
+                self._clears_env(name, opt)
             if any(flag_matches(opt, f) for f in rule.lookup_options):
                 return None
             if any(flag_matches(opt, f) for f in rule.shell_options):
@@ -191,6 +196,13 @@ class Analysis(Findings):
             elif opt.value is not None:
                 self.secret(opt.value)  # xargs -a FILE
         return i, ctx
+
+    def _clears_env(self, name: str, opt: Opt) -> None:
+        """`env -i`, `exec -c`, `env -u NAME`: the last only matters for a risky NAME."""
+        if opt.value is None:
+            self.add("system", CLEARS_ENV.format(name=name, option=opt.name), ask=True)
+        else:
+            self._assignment(replace(opt.value, text=opt.value.text + "="), statement=False)
 
     # -- commands ---------------------------------------------------------------------
 

@@ -9,15 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from pathlib import Path
 
+from ducklm.tools.commands import git_repo
 from ducklm.tools.commands.calls import Call
 from ducklm.tools.commands.findings import Findings
 from ducklm.tools.commands.options import flag_matches
+from ducklm.tools.commands.paths import expand_path
 from ducklm.tools.commands.sed import sed_script_is_risky
 from ducklm.tools.commands.verdict import RANK, CommandClass
 from ducklm.tools.commands.words import Word
 
 GIT_CONFIG = "git config can set commands git runs (core.pager, core.fsmonitor...)"
+GIT_REPO_UNKNOWN = (
+    "git works in a repository known only when it runs, whose config can run programs"
+)
 SED_SCRIPT = "the sed script writes files or runs commands"
 AWK_PROGRAM = "the awk program can run commands or write files"
 _AWK_RISKY = ("system", "|", ">", "@load")
@@ -62,6 +68,33 @@ def _git(found: Findings, call: Call, cls: CommandClass) -> None:
     repo = next((o.value for o in call.own if o.name == "-C" and o.value), None)
     if repo is not None and RANK[cls] >= RANK["workspace_write"]:
         found.check_cwd(call.key, repo)
+    _git_repository(found, call)
+
+
+def _git_repository(found: Findings, call: Call) -> None:
+    """Ask when the repository's own config names programs git would run."""
+    places = found.places
+    start, git_dir = places.cwd, None
+    for opt in call.own:
+        if opt.name == "-C" and opt.value is not None and start is not None:
+            start = expand_path(opt.value, start, places.home)
+        elif opt.name == "--git-dir" and opt.value is not None:
+            git_dir = expand_path(opt.value, start, places.home)
+            if git_dir is None:
+                break
+    if start is None or (git_dir is None and any(o.name == "--git-dir" for o in call.own)):
+        found.add("system", GIT_REPO_UNKNOWN, ask=True)
+        return
+    try:
+        if git_dir is not None:
+            files = git_repo.git_dir_files(Path(str(git_dir)))
+        else:
+            files = git_repo.config_files(start, places.workspace)
+    except (OSError, ValueError):
+        found.add("system", GIT_REPO_UNKNOWN, ask=True)
+        return
+    for reason in git_repo.reasons(files):
+        found.add("system", reason, ask=True)
 
 
 def _sed(found: Findings, call: Call, cls: CommandClass) -> None:
@@ -80,9 +113,11 @@ def _sed(found: Findings, call: Call, cls: CommandClass) -> None:
 
 
 def _awk(found: Findings, call: Call, cls: CommandClass) -> None:
-    program = call.positionals[:1]
-    from_file = any(o.name in ("-f", "--file", "-i", "--include") for o in call.own)
-    if from_file or any(not p.literal or any(t in p.text for t in _AWK_RISKY) for p in program):
+    # the program is the first positional, or the text of `-e`/`--source` (gawk);
+    # `-f`, `--exec`, `--include` and `--load` ask by the option table
+    sources = [o.value for o in call.own if o.name in ("-e", "--source") and o.value]
+    program = sources or list(call.positionals[:1])
+    if any(not p.literal or any(t in p.text for t in _AWK_RISKY) for p in program):
         found.add("system", AWK_PROGRAM, ask=True)
 
 

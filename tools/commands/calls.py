@@ -12,7 +12,9 @@ from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 
 from ducklm.tools.commands.findings import Findings
-from ducklm.tools.commands.options import Opt, flag_matches, split_options
+from ducklm.tools.commands.getopt import parse_options
+from ducklm.tools.commands.option_tables import FREE_FORM, OPTION_SPECS
+from ducklm.tools.commands.options import Opt, flag_matches, names_option, split_options
 from ducklm.tools.commands.rules import PermissionRules, RuleIndex
 from ducklm.tools.commands.verdict import CLASS_REASONS, RANK, CommandClass
 from ducklm.tools.commands.words import GLOB_CHARS, Pipes, Redirect, Word
@@ -47,6 +49,8 @@ class Call:
     options: tuple[Opt, ...]
     """The subcommand's options."""
     positionals: tuple[Word, ...]
+    problems: tuple[str, ...] = ()
+    """Options the program's table does not have (`option_tables`): each asks."""
 
     @property
     def all_options(self) -> tuple[Opt, ...]:
@@ -55,19 +59,32 @@ class Call:
 
 
 def split_call(index: RuleIndex, name: str, args: list[Word]) -> Call:
-    """Split `name args...`, finding the subcommand of tools listed with them."""
+    """Split `name args...`, finding the subcommand of tools listed with them.
+
+    A tool with an option table (`option_tables`) has its options read as the
+    program reads them; the others by the `value_options` of the rules.
+    """
     value_options = index.rules.value_options
+    if name in FREE_FORM:
+        return Call(name, name, tuple(args), (), (), tuple(args))
+    spec = OPTION_SPECS.get(name)
+    problems: tuple[str, ...] = ()
+    if spec is not None:
+        parsed = parse_options(name, spec, args)
+        own, rest, problems = parsed.opts, parsed.positionals, tuple(parsed.problems)
+    elif name in index.subcommand_tools:
+        own, _, rest = split_options(args, value_options.get(name, ()), stop=True)
+    else:
+        own, rest, _ = split_options(args, value_options.get(name, ()))
     if name not in index.subcommand_tools:
-        opts, positionals, _ = split_options(args, value_options.get(name, ()))
-        return Call(name, name, tuple(args), tuple(opts), (), tuple(positionals))
-    own, _, rest = split_options(args, value_options.get(name, ()), stop=True)
+        return Call(name, name, tuple(args), tuple(own), (), tuple(rest), problems)
     if not rest:
-        return Call(name, name, tuple(args), tuple(own), (), ())
+        return Call(name, name, tuple(args), tuple(own), (), (), problems)
     key, rest = f"{name} {rest[0].text}", rest[1:]
     if rest and f"{key} {rest[0].text}" in index.known:
         key, rest = f"{key} {rest[0].text}", rest[1:]
     opts, positionals, _ = split_options(rest, value_options.get(key, ()))
-    return Call(name, key, tuple(args), tuple(own), tuple(opts), tuple(positionals))
+    return Call(name, key, tuple(args), tuple(own), tuple(opts), tuple(positionals), problems)
 
 
 def classify_call(found: Findings, call: Call, ctx: Ctx) -> CommandClass:
@@ -79,6 +96,7 @@ def classify_call(found: Findings, call: Call, ctx: Ctx) -> CommandClass:
     if known is None:
         found.add("system", UNKNOWN.format(name=call.key), ask=True)
     _apply_flag_rules(found, call)
+    _option_table(found, call)
     network = not read_only and (
         cls == "network" or call.key in rules.needs_network or call.name in rules.needs_network
     )
@@ -137,6 +155,21 @@ def _apply_flag_rules(found: Findings, call: Call) -> None:
                 found.add(rule.class_, rule.reason, ask=rule.class_ != "read_only")
 
 
+def _option_table(found: Findings, call: Call) -> None:
+    """What the program's option table says: unknown options, risky ones, written files."""
+    for problem in call.problems:
+        found.add("system", problem, ask=True)
+    spec = OPTION_SPECS.get(call.name)
+    if spec is None:
+        return
+    for opt in call.own:
+        reason = spec.risky.get(opt.name)
+        if reason is not None:
+            found.add("system", f"{call.name} {opt.name} {reason}", ask=True)
+        if opt.name in spec.writes and opt.value is not None:
+            found.write(opt.value, "workspace_write", call.key, replaces=True)
+
+
 def _targets(rules: PermissionRules, call: Call, ctx: Ctx) -> list[Word]:
     mode = rules.write_targets.get(call.key) or rules.write_targets.get(call.name)
     if mode is None:
@@ -155,11 +188,15 @@ def _writes(found: Findings, call: Call, cls: CommandClass, targets: list[Word])
         flag_matches(o, f) for f in rules.recursive_flags.get(call.name, ()) for o in opts
     )
     write_cls = max(cls, "workspace_write", key=RANK.__getitem__)
+    mode = rules.write_targets.get(call.key) or rules.write_targets.get(call.name)
     for target in targets:
-        found.write(target, write_cls, call.key, recursive=recursive)
+        # `uniq IN OUT`, `xxd IN OUT`: the output file is replaced
+        replaces = mode == "second" and target.text != FROM_XARGS
+        found.write(target, write_cls, call.key, recursive=recursive, replaces=replaces)
     for key in {call.name, call.key}:
         for opt in opts:
-            if opt.value is not None and opt.name in rules.write_options.get(key, ()):
+            written = rules.write_options.get(key, ())
+            if opt.value is not None and any(names_option(opt, w) for w in written):
                 found.write(opt.value, write_cls, call.key, replaces=True)
 
 

@@ -55,14 +55,15 @@ def _attached(word: Word, value_options: tuple[str, ...]) -> Opt:
     text = word.text
     name, eq, value = text.partition("=")
     if eq and name.startswith("--"):
-        return Opt(name, _value_word(word, value))
+        return Opt(name, value_word(word, value))
     short = text[:2]
     if not text.startswith("--") and len(text) > 2 and short in value_options:
-        return Opt(short, _value_word(word, text[2:]))
+        return Opt(short, value_word(word, text[2:]))
     return Opt(name if eq else text)
 
 
-def _value_word(word: Word, value: str) -> Word:
+def value_word(word: Word, value: str) -> Word:
+    """The part `value` of `word` (`--output=x`, `-ox`) as a word of its own."""
     # `--output=~/x`: tools may expand the ~ themselves, so assume they do
     return Word(
         value, word.source, word.params, word.substituted, value.startswith("~"), word.inner
@@ -77,3 +78,15 @@ def flag_matches(opt: Opt, flag: str) -> bool:
     if len(flag) == 2 and opt.value is None and not name.startswith("--"):
         return flag[1] in name[1:]
     return name == flag
+
+
+def names_option(opt: Opt, name: str) -> bool:
+    """Whether `opt` is the option `name`; a long one also abbreviated (`--out`, `--output`).
+
+    For tools without an option table: an abbreviation that fits several options is
+    taken as each of them, which can only ask more.
+    """
+    if opt.name == name:
+        return True
+    long = name.startswith("--") and opt.name.startswith("--") and len(opt.name) > 2
+    return long and name.startswith(opt.name)
