@@ -28,6 +28,7 @@ from langgraph.runtime import Runtime
 from ducklm.graph.state import DuckState
 from ducklm.kit.events import emit
 from ducklm.tools.policy import PolicyEnv
+from ducklm.tools.sandbox.runner import proxied
 from ducklm.turn.tool_step.plan import DecidedCall, decide_call, plan_call
 from ducklm.turn.tool_step.questions import Asking, PasswordFor, ask_passwords, ask_person
 from ducklm.turn.tool_step.run import execute
@@ -50,7 +51,7 @@ async def run_tools(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str
         protected=ctx.protected,
         commands=ctx.commands,
         sandboxed=ctx.protection != "none",
-        proxied=ctx.protection == "bubblewrap",
+        proxied=proxied(ctx.protection),
     )
     proposals = state.code_proposals
     # A resumed run in a new process finds its MCP servers not started yet.

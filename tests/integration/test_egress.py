@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from ducklm.tools.sandbox.egress import ANY_HOST
+from ducklm.tools.sandbox.landlock import abi_version
 from ducklm.tools.sandbox.runner import ExecResult, Limits, run_sandboxed
 
 pytestmark = pytest.mark.skipif(
@@ -170,3 +171,37 @@ async def test_the_proxy_is_gone_with_the_command(workspace: Path, host: Host) -
 
     assert "started" in result.output
     assert host.requests == []
+
+
+needs_landlock_net = pytest.mark.skipif(abi_version() < 4, reason="no Landlock network rules")
+
+
+@needs_landlock_net
+@needs_lan
+async def test_under_landlock_the_proxy_is_the_only_port(workspace: Path, host: Host) -> None:
+    """Landlock names ports: the proxy's is open, the host's own port is not."""
+    address = str(LAN)
+    through = await run_sandboxed(
+        f"curl -sS -m 5 http://{address}:{host.port}/via-proxy",
+        workspace=workspace,
+        cwd=workspace,
+        protection="landlock",
+        network=True,
+        hosts=(address,),
+        limits=Limits(timeout_s=15),
+    )
+    direct = await run_sandboxed(
+        f"curl -sS -m 5 --noproxy '*' http://{address}:{host.port}/direct; "
+        f"curl -sS -m 5 http://127.0.0.1:{host.port}/loopback",
+        workspace=workspace,
+        cwd=workspace,
+        protection="landlock",
+        network=True,
+        hosts=(address,),
+        limits=Limits(timeout_s=15),
+    )
+
+    assert BODY in through.output
+    assert host.requests == ["GET /via-proxy HTTP/1.1"]
+    assert BODY not in direct.output
+    assert direct.hosts_refused == ("127.0.0.1",)

@@ -4,7 +4,10 @@ A sandboxed command never shares DuckLM's network. Under bubblewrap it gets a ne
 namespace of its own, with only its own loopback; the one thing in it that leads out is
 a Unix socket bound into the sandbox, behind which this proxy runs in DuckLM's process
 (`forward.py` relays the sandbox's `127.0.0.1:3128` to it; `HTTP(S)_PROXY` point there).
-So the command can reach exactly what the proxy lets through:
+Under Landlock (ABI 4+) the proxy listens on a free loopback port, the only TCP port
+the command may connect to (Landlock names ports, not addresses: the same port number
+on another machine is reachable too). So the command can reach exactly what the proxy
+lets through:
 
 - only the hosts of the card (`curl example.org` approves `example.org` and its
   subdomains); `ANY_HOST` when the policy could not tell which, shown so on the card;
@@ -53,6 +56,8 @@ class EgressLog:
 
     reached: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
+    port: int = 0
+    """The proxy's TCP port on loopback (for Landlock); 0 when it is on a Unix socket."""
 
     def note(self, host: str, *, allowed: bool) -> None:
         """Keep `host` under reached or refused."""
@@ -82,8 +87,12 @@ def address_refusal(address: str, *, named: bool) -> str | None:
 
 
 @contextlib.asynccontextmanager
-async def egress_proxy(folder: Path, approved: tuple[str, ...]) -> AsyncIterator[EgressLog]:
-    """Serve the proxy on `folder/egress.sock` for one command; yields what it let through."""
+async def egress_proxy(folder: Path | None, approved: tuple[str, ...]) -> AsyncIterator[EgressLog]:
+    """Serve the proxy for one command; yields what it let through.
+
+    On `folder/egress.sock` (bubblewrap binds the folder in), or with no folder on a
+    free TCP port of 127.0.0.1 (Landlock, whose command may connect to that port only).
+    """
     seen = EgressLog()
     handlers: set[asyncio.Task[None]] = set()
 
@@ -99,9 +108,12 @@ async def egress_proxy(folder: Path, approved: tuple[str, ...]) -> AsyncIterator
             handlers.discard(task)
             writer.close()
 
-    server = await asyncio.start_unix_server(
-        serve, path=str(folder / SOCKET_NAME), limit=MAX_HEAD_BYTES
-    )
+    if folder is not None:
+        path = str(folder / SOCKET_NAME)
+        server = await asyncio.start_unix_server(serve, path=path, limit=MAX_HEAD_BYTES)
+    else:
+        server = await asyncio.start_server(serve, "127.0.0.1", 0, limit=MAX_HEAD_BYTES)
+        seen.port = server.sockets[0].getsockname()[1]
     try:
         yield seen
     finally:

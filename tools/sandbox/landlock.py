@@ -6,7 +6,7 @@ children); it runs this file as a launcher, standard library only, so the child 
 quickly and imports nothing from DuckLM::
 
     python -I -S landlock.py [--read DIR]... --write WORKSPACE --write TMP \
-        [--deny-network] -- CMD...
+        [--deny-network [--connect-port PORT]] -- CMD...
 
 Without `--read`, the whole tree is readable (the view's reads come from
 `tools/sandbox/view.py:landlock_reads`).
@@ -29,6 +29,7 @@ _SYS_ADD_RULE = 445
 _SYS_RESTRICT_SELF = 446
 _CREATE_RULESET_VERSION = 1 << 0
 _RULE_PATH_BENEATH = 1
+_RULE_NET_PORT = 2
 _PR_SET_NO_NEW_PRIVS = 38
 
 FS_EXECUTE = 1 << 0
@@ -60,6 +61,13 @@ class _RulesetAttr(ctypes.Structure):
         ("handled_access_fs", ctypes.c_uint64),
         ("handled_access_net", ctypes.c_uint64),
         ("scoped", ctypes.c_uint64),
+    )
+
+
+class _NetPortAttr(ctypes.Structure):
+    _fields_ = (
+        ("allowed_access", ctypes.c_uint64),
+        ("port", ctypes.c_uint64),
     )
 
 
@@ -107,7 +115,11 @@ def fs_rights(abi: int) -> int:
 
 
 def restrict(
-    writable: Sequence[str], *, deny_network: bool, readable: Sequence[str] = ("/",)
+    writable: Sequence[str],
+    *,
+    deny_network: bool,
+    readable: Sequence[str] = ("/",),
+    connect_port: int | None = None,
 ) -> None:
     """Confine this process and its future children for good.
 
@@ -115,6 +127,8 @@ def restrict(
         writable: Folders where everything is allowed.
         readable: Folders that may be read and executed; the rest is out of reach.
         deny_network: Forbid TCP connect and bind (needs ABI 4; older kernels cannot).
+        connect_port: With `deny_network`, the one TCP port that may still be
+            connected to: the egress proxy's (Landlock rules name ports, not addresses).
     """
     abi = abi_version()
     if abi < 1:
@@ -141,6 +155,15 @@ def restrict(
             _add_rule(ruleset, device, _FILE_RIGHTS & handled)
         for folder in writable:
             _add_rule(ruleset, folder, handled)
+        if deny_network and connect_port is not None and abi >= 4:
+            port = _NetPortAttr(allowed_access=NET_CONNECT_TCP, port=connect_port)
+            _syscall(
+                _SYS_ADD_RULE,
+                ctypes.c_int(ruleset),
+                ctypes.c_int(_RULE_NET_PORT),
+                ctypes.byref(port),
+                ctypes.c_uint32(0),
+            )
         _no_new_privs()
         _syscall(_SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0))
     finally:
@@ -180,7 +203,8 @@ def main(argv: Sequence[str]) -> int:
     """Confine this process, then become the command. Returns only on failure.
 
     Args:
-        argv: `[--read DIR]... [--write DIR]... [--deny-network] -- COMMAND [ARG]...`
+        argv: `[--read DIR]... [--write DIR]... [--deny-network [--connect-port N]]
+            -- COMMAND [ARG]...`
     """
     args = list(argv)
     if "--" not in args:
@@ -191,8 +215,14 @@ def main(argv: Sequence[str]) -> int:
     options, command = args[:split], args[split + 1 :]
     writable = [options[i + 1] for i, opt in enumerate(options[:-1]) if opt == "--write"]
     readable = [options[i + 1] for i, opt in enumerate(options[:-1]) if opt == "--read"]
+    ports = [int(options[i + 1]) for i, opt in enumerate(options[:-1]) if opt == "--connect-port"]
     try:
-        restrict(writable, deny_network="--deny-network" in options, readable=readable or ["/"])
+        restrict(
+            writable,
+            deny_network="--deny-network" in options,
+            readable=readable or ["/"],
+            connect_port=ports[0] if ports else None,
+        )
         os.execvp(command[0], command)
     except OSError as exc:
         print(f"ducklm sandbox: cannot confine the command: {exc}", file=sys.stderr)

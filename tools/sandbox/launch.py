@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING
 
 from ducklm.tools.sandbox import cgroup, landlock
 from ducklm.tools.sandbox.egress import SOCKET_NAME
-from ducklm.tools.sandbox.git_config import git_env
 from ducklm.tools.sandbox.view import EGRESS_DIR, FORWARD_SCRIPT, View, bwrap_view, landlock_reads
 
 if TYPE_CHECKING:
@@ -38,14 +37,16 @@ BWRAP_HOME = "/tmp"
 """HOME inside bubblewrap: the private tmpfs, so caches and dotfiles neither land in the
 workspace nor touch the real home, and vanish with the run."""
 
-PROXY_PORT = "3128"
+PROXY_PORT = 3128
 """The relay's port on the sandbox's own loopback (its own network namespace)."""
-_PROXY_URL = f"http://127.0.0.1:{PROXY_PORT}"
-PROXY_ENV = {
-    name: _PROXY_URL
-    for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy")
-}
-"""curl, wget, git, pip and npm all read these; curl only the lower-case http_proxy."""
+
+
+def proxy_env(port: int) -> dict[str, str]:
+    """curl, wget, git, pip and npm all read these; curl only the lower-case http_proxy."""
+    url = f"http://127.0.0.1:{port}"
+    names = ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy")
+    return dict.fromkeys(names, url)
+
 
 _JOIN_CGROUP = 'echo $$ > "$0" && exec "$@"'
 # Hard and soft limits alike, so the command cannot raise them; except CPU, whose hard
@@ -103,11 +104,13 @@ def prepare(
     secret_names: Sequence[str] = (),
     reveal_secrets: bool = False,
     egress: Path | None = None,
+    proxy_port: int = 0,
 ) -> Plan:
     """Resolve paths, make the cgroup and temp folder, and build the argv chain.
 
     `egress`: for an approved network command under bubblewrap, the folder of the
     egress proxy's socket (`egress.py`); the command reaches the network only through it.
+    `proxy_port`: the same under Landlock, the proxy's port on loopback.
     """
     workspace, cwd = workspace.resolve(), cwd.resolve()
     plan = Plan(
@@ -131,14 +134,17 @@ def prepare(
             )
             confine = _bwrap_argv(view, cwd)
             if view.egress is not None:
-                plan.env.update(PROXY_ENV)
+                plan.env.update(proxy_env(PROXY_PORT))
             plan.cwd = workspace  # bwrap --chdir sets the command's own
         else:
             plan.private_tmp = Path(tempfile.mkdtemp(prefix="ducklm-run-"))
             plan.env.update(HOME=str(plan.private_tmp), TMPDIR=str(plan.private_tmp))
             confine = []
             if protection == "landlock":
-                confine = _landlock_argv(View(workspace=workspace), plan.private_tmp, network)
+                view = View(workspace=workspace)
+                confine = _landlock_argv(view, plan.private_tmp, network, proxy_port)
+                if network and proxy_port:
+                    plan.env.update(proxy_env(proxy_port))
         join = [] if plan.cgroup is None else [SH, "-c", _JOIN_CGROUP, str(plan.cgroup.procs_file)]
         shell = [BASH, "-c", _limits_prelude(limits, plan.pid_namespace), "ducklm", command]
         plan.argv = [*join, *confine, *shell]
@@ -155,7 +161,7 @@ def _bwrap_argv(view: View, cwd: Path) -> list[str]:
     if view.egress is None:
         return argv
     socket = f"{EGRESS_DIR}/{SOCKET_NAME}"
-    relay = [os.path.realpath(sys.executable), "-I", "-S", FORWARD_SCRIPT, socket, PROXY_PORT]
+    relay = [os.path.realpath(sys.executable), "-I", "-S", FORWARD_SCRIPT, socket, str(PROXY_PORT)]
     return [*argv, *relay, "--"]
 
 
@@ -165,21 +171,25 @@ def _cap_drop() -> list[str]:
     return ["--cap-drop", "ALL"] if os.geteuid() == 0 else []
 
 
-def _landlock_argv(view: View, private_tmp: Path, network: bool) -> list[str]:
+def _landlock_argv(view: View, private_tmp: Path, network: bool, proxy_port: int) -> list[str]:
     launcher = [sys.executable, "-I", "-S", landlock.__file__]
     readable = [arg for folder in landlock_reads(view) for arg in ("--read", folder)]
     writable = ["--write", str(view.workspace), "--write", str(private_tmp)]
-    return [*launcher, *readable, *writable, *([] if network else ["--deny-network"]), "--"]
+    if not network:
+        net = ["--deny-network"]
+    elif proxy_port:
+        net = ["--deny-network", "--connect-port", str(proxy_port)]
+    else:
+        net = []  # an old kernel: the machine's network, and the card said so
+    return [*launcher, *readable, *writable, *net, "--"]
 
 
 def _env() -> dict[str, str]:
-    # Nothing else from DuckLM's environment: no API keys, no tokens, no SSH agent, no
-    # GIT_*; git gets settings the repository's own config cannot turn into programs.
+    # Nothing else from DuckLM's environment: no API keys, no tokens, no SSH agent.
     return {
         "PATH": os.environ.get("PATH") or DEFAULT_PATH,
         "LANG": os.environ.get("LANG") or "C.UTF-8",
         "TERM": "dumb",
-        **git_env(),
     }
 
 

@@ -8,8 +8,9 @@ Three protections, strongest first:
   through the egress proxy (`egress.py`). When the command's top process exits,
   the pid namespace takes every background child with it.
 - "landlock": for machines where bubblewrap cannot start. A launcher (landlock.py)
-  confines itself, then becomes the shell: read and execute everywhere, write in the
-  workspace and a private temp folder, TCP denied.
+  confines itself, then becomes the shell: read and execute the system and the
+  workspace, write in the workspace and a private temp folder, TCP denied but for the
+  egress proxy's port when a person approved the network.
 - "none": a plain shell in the workspace; the caller has asked a person first.
 
 In every mode the command runs under resource limits, in its own session, with a
@@ -91,6 +92,15 @@ class ExecResult:
     """Asked of the egress proxy and refused: not approved, or a local address."""
 
 
+def proxied(protection: Protection) -> bool:
+    """Whether an approved network command goes through the egress proxy (`egress.py`).
+
+    Under bubblewrap always; under Landlock from ABI 4 (TCP port rules); otherwise the
+    command has the machine's own network, and the card says so.
+    """
+    return protection == "bubblewrap" or (protection == "landlock" and abi_version() >= 4)
+
+
 async def detect_protection() -> Protection:
     """The strongest protection this machine offers, probed once; the caller caches it.
 
@@ -143,8 +153,8 @@ async def run_sandboxed(
         protection: From `detect_protection`, or "none" when a person allowed it.
         network: Open a way out; only when a person approved a network command. Under
             bubblewrap that way is the egress proxy (`egress.py`) and leads to `hosts`
-            only, never to a loopback or link-local address; under Landlock and
-            without a sandbox it is the machine's own network.
+            only, never to a loopback or link-local address; so it is under Landlock
+            when `proxied`; without a sandbox it is the machine's own network.
         readonly: Paths kept read-only inside the workspace (its .git, DuckLM's prompts
             and skills). Paths outside it are out of the view anyway.
         hidden: DuckLM's data dir and configs: absent from the view wherever they are.
@@ -166,6 +176,8 @@ async def run_sandboxed(
             egress = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="ducklm-egress-"))
             stack.push_async_callback(asyncio.to_thread, shutil.rmtree, egress, True)
             seen = await stack.enter_async_context(egress_proxy(egress, tuple(hosts)))
+        elif network and effective == "landlock" and proxied("landlock"):
+            seen = await stack.enter_async_context(egress_proxy(None, tuple(hosts)))
         plan = await asyncio.to_thread(
             prepare,
             command,
@@ -180,6 +192,7 @@ async def run_sandboxed(
             limits=limits,
             unsandboxed=unsandboxed,
             egress=egress,
+            proxy_port=seen.port if seen else 0,
         )
         try:
             transport, child = await _spawn(plan, feed_stdin=stdin_data is not None)
