@@ -122,3 +122,21 @@ async def test_the_classifier_asks_for_keys_git_runs_by_name(
         assert f"the repository's config sets {key.lower()}, which git runs" in [
             r.lower() for r in verdict.reasons
         ]
+
+
+async def test_no_git_variable_of_ducklm_reaches_the_command(
+    hostile_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GIT_EXTERNAL_DIFF", f"{hostile_repo / 'mark.sh'} outside")
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'core.fsmonitor=sh -c id'")
+    result = await run_sandboxed(
+        "env | grep ^GIT_ | sort; git status --short",
+        workspace=hostile_repo,
+        cwd=hostile_repo,
+        protection="bubblewrap",
+        limits=Limits(timeout_s=20),
+    )
+    assert "GIT_EXTERNAL_DIFF" not in result.output
+    assert "GIT_CONFIG_PARAMETERS" not in result.output
+    assert "GIT_CONFIG_COUNT=" in result.output
+    assert await asyncio.to_thread(_markers, hostile_repo) == []
