@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from ducklm.tools.sandbox import cgroup, landlock
 from ducklm.tools.sandbox.egress import SOCKET_NAME
+from ducklm.tools.sandbox.git_config import git_env
 from ducklm.tools.sandbox.view import EGRESS_DIR, FORWARD_SCRIPT, View, bwrap_view, landlock_reads
 
 if TYPE_CHECKING:
@@ -185,11 +186,13 @@ def _landlock_argv(view: View, private_tmp: Path, network: bool, proxy_port: int
 
 
 def _env() -> dict[str, str]:
-    # Nothing else from DuckLM's environment: no API keys, no tokens, no SSH agent.
+    # Nothing else from DuckLM's environment: no API keys, no tokens, no SSH agent, no
+    # GIT_*; git gets settings the repository's own config cannot turn into programs.
     return {
         "PATH": os.environ.get("PATH") or DEFAULT_PATH,
         "LANG": os.environ.get("LANG") or "C.UTF-8",
         "TERM": "dumb",
+        **git_env(),
     }
 
 
