@@ -22,17 +22,16 @@ from typing import Any, NamedTuple
 from ducklm.kit.events import Event, RunStatus, done_fields, event
 from ducklm.kit.ids import new_task_id, new_thread_id
 from ducklm.runtime.facade import DuckLM, NotWaitingError
+from ducklm.server.busy import ThreadBusy
 from ducklm.stores import TaskRecord, ThreadRunning
 from ducklm.tools.hitl import Answer
+
+__all__ = ["Chunk", "LiveTask", "TaskHub", "TaskNotFound", "ThreadBusy"]
 
 log = logging.getLogger(__name__)
 
 CANCEL_POLL_S = 0.5
 CANCEL_WAIT_S = 5.0
-
-
-class ThreadBusy(RuntimeError):
-    """The thread already has a run going, or a question waiting for an answer."""
 
 
 class TaskNotFound(LookupError):
@@ -119,7 +118,9 @@ class TaskHub:
     def __init__(self, duck: DuckLM) -> None:
         self._duck = duck
         self._live: dict[str, LiveTask] = {}
-        self._busy: set[str] = set()
+        self._busy: dict[str, str] = {}
+        """Each thread held, with the id of its running task ("": a claim, or a run
+        that has not started yet)."""
         self._watcher: asyncio.Task[None] | None = None
 
     def watch_cancels(self) -> None:
@@ -142,6 +143,18 @@ class TaskHub:
     def is_busy(self, thread_id: str) -> bool:
         """Whether a run (or a `claim`) holds `thread_id` in this process now."""
         return thread_id in self._busy
+
+    def check_free(self, thread_id: str) -> None:
+        """Refuse early, naming the running task, when a run holds `thread_id` here.
+
+        `launch` and the others check again (this is no claim); a door calls this first
+        when its own checks would otherwise answer for a busy thread less clearly.
+
+        Raises:
+            ThreadBusy: A run (or a `claim`) holds the thread.
+        """
+        if thread_id in self._busy:
+            raise ThreadBusy.running(thread_id, self._busy[thread_id])
 
     async def launch(
         self,
@@ -177,7 +190,7 @@ class TaskHub:
         try:
             yield
         finally:
-            self._busy.discard(thread_id)
+            self._busy.pop(thread_id, None)
 
     async def start(
         self,
@@ -193,12 +206,12 @@ class TaskHub:
         Raises:
             ThreadBusy: The thread runs, or its last task waits for an answer.
         """
+        task_id = new_task_id()
         if thread_id is None:  # a new thread: nothing of it can be waiting
             thread_id = new_thread_id()
-            self._take(thread_id)
+            self._take(thread_id, task_id)
         else:
-            await self._take_unless_waiting(thread_id)
-        task_id = new_task_id()
+            await self._take_unless_waiting(thread_id, task_id)
         events = self._duck.stream(
             message,
             thread_id=thread_id,
@@ -228,7 +241,7 @@ class TaskHub:
             DecisionError: The decisions do not answer the question.
         """
         task = await self._waiting(task_id)
-        self._take(task.thread_id)
+        self._take(task.thread_id, task_id)
         # The runtime checks the answer before anything runs; `_launch` starts the stream,
         # so a bad answer is raised here, to the client, and the thread is let go.
         events = self._duck.answer(
@@ -245,7 +258,7 @@ class TaskHub:
             NotWaitingError: It did not stop mid-run: it ended, or waits for an answer.
         """
         task = await self._waiting(task_id)
-        self._take(task.thread_id)
+        self._take(task.thread_id, task_id)
         # As for `answer`: `continue_run` checks first, `_launch` raises what it finds.
         events = self._duck.continue_run(task.thread_id)
         return await self._launch(LiveTask(task_id, task.thread_id), events)
@@ -281,8 +294,8 @@ class TaskHub:
             runner.cancel()
         await asyncio.gather(*runners, return_exceptions=True)
 
-    async def _take_unless_waiting(self, thread_id: str) -> None:
-        self._take(thread_id)
+    async def _take_unless_waiting(self, thread_id: str, task_id: str = "") -> None:
+        self._take(thread_id, task_id)
         try:
             latest = await self._duck.tasks(thread_id, limit=1)
             if latest and latest[0].status == "interrupted":
@@ -291,7 +304,7 @@ class TaskHub:
                     f"{latest[0].task_id!r}: answer it or cancel it first"
                 )
         except BaseException:
-            self._busy.discard(thread_id)
+            self._busy.pop(thread_id, None)
             raise
 
     async def _end_of(self, task_id: str) -> str:
@@ -321,11 +334,10 @@ class TaskHub:
                 if (runner := live[run_id].runner) is not None:
                     runner.cancel()
 
-    def _take(self, thread_id: str) -> None:
+    def _take(self, thread_id: str, task_id: str = "") -> None:
         # No await between the check and the add: two requests cannot both pass.
-        if thread_id in self._busy:
-            raise ThreadBusy(f"conversation {thread_id!r} is already running a task")
-        self._busy.add(thread_id)
+        self.check_free(thread_id)
+        self._busy[thread_id] = task_id
 
     async def _waiting(self, task_id: str) -> TaskRecord:
         task = await self._duck.task(task_id)
@@ -333,7 +345,7 @@ class TaskHub:
             raise TaskNotFound(task_id)
         if task.status != "interrupted":
             if task.thread_id in self._busy:
-                raise ThreadBusy(f"task {task_id!r} is running")
+                raise ThreadBusy.running(task.thread_id, self._busy[task.thread_id] or task_id)
             raise NotWaitingError(f"task {task_id!r} is not waiting for an answer ({task.status})")
         return task
 
@@ -343,19 +355,25 @@ class TaskHub:
         # refusal the client gets (409), not a run that fails in the background.
         try:
             first = await anext(events)
-        except ThreadRunning as exc:
-            self._busy.discard(live.thread_id)
-            raise ThreadBusy(str(exc)) from None
+        except ThreadRunning:
+            self._busy.pop(live.thread_id, None)
+            raise ThreadBusy.running(live.thread_id, await self._run_elsewhere(live)) from None
         except BaseException:
-            self._busy.discard(live.thread_id)
+            self._busy.pop(live.thread_id, None)
             raise
         live.task_id = str(first.get("task_id") or live.task_id)
         live.run_id = str(first.get("run_id", ""))
         self._live[live.task_id] = live
+        self._busy[live.thread_id] = live.task_id
         live.runner = asyncio.create_task(
             self._drive(live, _after(first, events)), name=f"ducklm-task-{live.task_id}"
         )
         return live
+
+    async def _run_elsewhere(self, live: LiveTask) -> str | None:
+        """The task of the thread's run another process has (`None`: not known)."""
+        runs = await self._duck.runs(live.thread_id)
+        return next((r.task_id for r in reversed(runs) if r.status == "running"), None)
 
     async def _drive(self, live: LiveTask, events: AsyncIterator[Event]) -> None:
         try:
@@ -369,7 +387,7 @@ class TaskHub:
             live.publish(_ended(live, "failed"))
         finally:
             self._live.pop(live.task_id, None)
-            self._busy.discard(live.thread_id)
+            self._busy.pop(live.thread_id, None)
             live.finish()
 
 

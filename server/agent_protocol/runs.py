@@ -3,7 +3,8 @@
 `stream` answers with SSE (see `streaming.py` for the events); `wait` with the run's
 final values as JSON. Either way the run is a task of the server's hub (`execution.py`):
 it goes on to its end if the client leaves, unless the request said
-`on_disconnect: "cancel"`, and `POST /v1/tasks/{task_id}/cancel` stops it.
+`on_disconnect: "cancel"`, and `POST /v1/tasks/{task_id}/cancel` stops it. A run on a
+thread that runs a task (of either door, or of another server) is a 409 naming it.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ async def stream_run(
     thread_id: str, body: RunCreate, duck: DuckDep, door: DoorDep, hub: HubDep
 ) -> EventSourceResponse:
     """Start a run on the thread and stream its events."""
+    _check_free(thread_id, hub)
     spec = await thread_run(thread_id, body, body.stream_modes(), duck=duck, door=door)
     live = await _start(spec, duck, hub)
     return sse_response(_events(live, spec, body), _location(live, thread_id))
@@ -51,6 +53,7 @@ async def wait_run(
     thread_id: str, body: RunCreate, duck: DuckDep, door: DoorDep, hub: HubDep
 ) -> StreamingResponse:
     """Start a run on the thread and answer with its final values."""
+    _check_free(thread_id, hub)
     spec = await thread_run(thread_id, body, ("values",), duck=duck, door=door)
     live = await _start(spec, duck, hub)
     return _json_stream(_events(live, spec, body), _location(live, thread_id))
@@ -83,6 +86,15 @@ async def _start(spec: RunSpec, duck: DuckLM, hub: TaskHub) -> LiveTask:
         raise HTTPException(409, str(exc)) from None
     except DecisionError as exc:  # decisions that do not fit the question they answer
         raise HTTPException(422, str(exc)) from None
+
+
+def _check_free(thread_id: str, hub: TaskHub) -> None:
+    # Before the request's own checks, which would answer for a busy thread less clearly
+    # (a resume: "not waiting for an answer"); the hub checks again when the run starts.
+    try:
+        hub.check_free(thread_id)
+    except ThreadBusy as exc:
+        raise HTTPException(409, str(exc)) from None
 
 
 def _events(live: LiveTask, spec: RunSpec, body: RunCreate) -> AsyncIterator[WireEvent]:
