@@ -61,7 +61,11 @@ ANALYSIS_FAILED = "the policy could not analyse this command"
 
 @dataclass(frozen=True, eq=False)
 class CommandPolicy(RuleIndex):
-    """The loaded rules; `classify` is pure (no I/O) and never raises."""
+    """The loaded rules; `classify` never raises.
+
+    Its only I/O is reading the git config of the repository a git command works in
+    (`git_repo`), a few small files: call it off the event loop, as `tools.policy` does.
+    """
 
     def __repr__(self) -> str:
         return f"CommandPolicy({len(self.known)} names, {len(self.rules.examples)} examples)"
