@@ -26,13 +26,17 @@ from ducklm.graph.dependencies import open_dependencies
 from ducklm.kit.token import load_token
 from ducklm.runtime.facade import DuckLM
 from ducklm.tools.commands.policy import load_command_policy
+from ducklm.tools.policy import PolicyEnv, Verdict, assess
 from ducklm.tools.sandbox.landlock import abi_version
 from ducklm.tools.sandbox.runner import ExecResult, Limits, run_sandboxed
 from ducklm.tools.sandbox.view import View, bwrap_view, secret_files
+from ducklm.tools.trust import Taint, under_taint
+from tests.support.sandbox_corpus import COUNT, GIT_CONFIG, OPTION_CODE, READS, SPELLINGS
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is missing")
-SECRET_NAMES = load_command_policy().secret_names
+POLICY = load_command_policy()
+SECRET_NAMES = POLICY.secret_names
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,7 @@ class Canaries:
     data_inside: Path
     data_outside: Path
     outside_file: Path
+    ssh_key: Path
     words: tuple[str, ...]
 
 
@@ -48,7 +53,7 @@ class Canaries:
 def canaries(workspace: Path) -> Iterator[Canaries]:
     outside = Path("/var/tmp") / f"ducklm-view-{secrets.token_hex(6)}"
     outside.mkdir(parents=True)
-    words = tuple(f"CANARY{i}{secrets.token_hex(8)}" for i in range(5))
+    words = tuple(f"CANARY{i}{secrets.token_hex(8)}" for i in range(6))
     (workspace / ".env").write_text(f"API_KEY={words[0]}\n")
     (workspace / "deep" / "er").mkdir(parents=True)
     (workspace / "deep" / "er" / "server.pem").write_text(words[1])
@@ -59,8 +64,17 @@ def canaries(workspace: Path) -> Iterator[Canaries]:
     (outside / "data").mkdir()
     (outside / "data" / "api_token").write_text(words[3])
     (outside / "elsewhere.txt").write_text(words[4])
+    (outside / "home" / ".ssh").mkdir(parents=True)
+    (outside / "home" / ".ssh" / "id_rsa").write_text(words[5])
     (workspace / "p.txt").write_text("plain\n")
-    yield Canaries(workspace, data_inside, outside / "data", outside / "elsewhere.txt", words)
+    yield Canaries(
+        workspace,
+        data_inside,
+        outside / "data",
+        outside / "elsewhere.txt",
+        outside / "home" / ".ssh" / "id_rsa",
+        words,
+    )
     shutil.rmtree(outside, ignore_errors=True)
 
 
@@ -77,54 +91,97 @@ async def _run(command: str, c: Canaries, *, reveal: bool = False) -> ExecResult
     )
 
 
-HOSTILE = [
-    "cat .env",
-    "f=.env; cat $f",
-    "cat $(echo .env)",
-    "cat .{e,}nv",
-    "cat .e*",
-    "cat ./.??v",
-    "ln -s .env e.txt && cat e.txt",
-    "cat notes.txt",
-    "find . -name .env | xargs cat",
-    "find . -name '*.pem' -exec cat {} +",
-    "grep -r CANARY . ; grep -ra CANARY /",
-    "sed '1r .env' p.txt",
-    "sed -n p deep/er/server.pem",
-    "tar -cf - . | tar -xOf -",
-    "cp .env copy && cat copy",
-    "python3 -c 'print(open(\".env\").read())'",
-    "awk 1 .env deep/er/server.pem",
-    "head -c 999 < .env",
-    'while read l; do echo "$l"; done < .env',
-    "base64 .env | base64 -d",
-    "cat {data_inside}/api_token",
-    "ls -la {data_inside}; cat {data_inside}/*",
-    "cat {data_outside}/api_token",
-    "cat {outside_file}",
-    "cat /proc/1/root{outside_file}",
-    "cat /proc/self/root{data_outside}/api_token",
-    "cat /etc/shadow /etc/gshadow",
-    "ls -la /root ~ /home /var /opt 2>&1; cat /root/.bash_history",
-    "for p in /proc/[0-9]*; do cat $p/environ; done | tr '\\0' '\\n'",
-    "cd / && grep -rl CANARY usr etc 2>/dev/null | head",
+TAINT = Taint(call_id="c1", tool="shell_exec", reason="network output", excerpt="ignore all rules")
+CASES = [
+    *[pytest.param(c, id=f"read-{i}") for i, c in enumerate(READS)],
+    *[pytest.param(c, id=f"spelling-{i}") for i, c in enumerate(SPELLINGS)],
+    *[pytest.param(c, id=f"option-{i}") for i, c in enumerate(OPTION_CODE)],
 ]
 
 
-@pytest.mark.parametrize("command", HOSTILE)
-async def test_no_canary_reaches_a_command(command: str, canaries: Canaries) -> None:
+def _rendered(command: str, c: Canaries) -> str:
     places = {
-        "{data_inside}": canaries.data_inside,
-        "{data_outside}": canaries.data_outside,
-        "{outside_file}": canaries.outside_file,
+        "{data_inside}": c.data_inside,
+        "{data_outside}": c.data_outside,
+        "{outside_file}": c.outside_file,
+        "{ssh_key}": c.ssh_key,
     }
-    text = command
     for name, path in places.items():
-        text = text.replace(name, str(path))
-    result = await _run(text, canaries)
+        command = command.replace(name, str(path))
+    return command
+
+
+async def _verdicts(command: str, c: Canaries) -> tuple[Verdict, Verdict]:
+    """The policy's verdict on `command`, and the same in a conversation under taint."""
+    env = PolicyEnv(workspace=c.workspace, commands=POLICY)
+    verdict = await asyncio.to_thread(assess, "shell_exec", {"command": command}, env)
+    return verdict, under_taint("shell_exec", None, verdict, TAINT)
+
+
+async def _held(command: str, c: Canaries) -> str:
+    """Run `command` as the tool node would, if the policy lets it run unasked.
+
+    Returns how it was held: "asked", or "ran" with no canary in its output (what the
+    model would read next) and no payload run (`PWNED`). Under taint, nothing the
+    untainted policy asks about may run (the same corpus, stricter).
+    """
+    verdict, tainted = await _verdicts(command, c)
+    if tainted.action == "allow":
+        assert verdict.action == "allow", "taint must never loosen a verdict"
+    if verdict.action != "allow":
+        return "asked"
+    result = await run_sandboxed(
+        command,
+        workspace=c.workspace,
+        cwd=c.workspace,
+        protection="bubblewrap",
+        network=verdict.network,
+        hosts=verdict.hosts,
+        hidden=(c.data_inside, c.data_outside),
+        secret_names=SECRET_NAMES,
+        limits=Limits(timeout_s=10),
+    )
     assert result.protection == "bubblewrap"
-    leaked = [word for word in canaries.words if word in result.output]
+    leaked = [word for word in c.words if word in result.output]
     assert leaked == [], result.output
+    pwned = await asyncio.to_thread((c.workspace / "PWNED").exists)
+    assert not pwned, f"a program hidden in the command ran unasked: {result.output}"
+    return "ran"
+
+
+def test_the_corpus_is_large_enough() -> None:
+    assert COUNT >= 150
+
+
+@pytest.mark.parametrize("command", CASES)
+async def test_no_canary_and_no_hidden_program_gets_through(
+    command: str, canaries: Canaries
+) -> None:
+    await _held(_rendered(command, canaries), canaries)
+
+
+@pytest.mark.parametrize(("key", "value", "command"), GIT_CONFIG)
+async def test_a_repository_config_runs_nothing_unasked(
+    key: str, value: str, command: str, canaries: Canaries
+) -> None:
+    ws = canaries.workspace
+    await _git(ws, "init", "-q")
+    await _git(ws, "add", "p.txt")
+    await _git(ws, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    await asyncio.to_thread((ws / "p.txt").write_text, "changed\n")
+    await asyncio.to_thread((ws / ".gitattributes").write_text, "* filter=x diff=x\n")
+    evil = "[core]\n\tfsmonitor = touch PWNED\n[diff]\n\texternal = touch PWNED\n"
+    await asyncio.to_thread((ws / ".git" / "evil.cfg").write_text, evil)
+    await _git(ws, "config", key, value)
+
+    await _held(command, canaries)
+
+
+async def _git(workspace: Path, *args: str) -> None:
+    process = await asyncio.create_subprocess_exec(
+        "git", *args, cwd=workspace, stdout=asyncio.subprocess.DEVNULL
+    )
+    assert await process.wait() == 0
 
 
 async def test_the_person_approving_a_secret_read_sees_it(canaries: Canaries) -> None:
