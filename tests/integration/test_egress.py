@@ -9,6 +9,7 @@ spelling, stands for DuckLM's own server and every local service.
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import socket
 from collections.abc import AsyncIterator
@@ -20,6 +21,7 @@ import pytest
 from ducklm.tools.sandbox.egress import ANY_HOST
 from ducklm.tools.sandbox.landlock import abi_version
 from ducklm.tools.sandbox.runner import ExecResult, Limits, run_sandboxed
+from ducklm.tools.sandbox.view import View, bwrap_view, relay_interpreter
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bwrap") is None or shutil.which("curl") is None,
@@ -205,3 +207,12 @@ async def test_under_landlock_the_proxy_is_the_only_port(workspace: Path, host: 
     assert host.requests == ["GET /via-proxy HTTP/1.1"]
     assert BODY not in direct.output
     assert direct.hosts_refused == ("127.0.0.1",)
+
+
+@pytest.mark.skipif(not os.access("/usr/bin/python3", os.X_OK), reason="no system python3")
+def test_the_relay_brings_no_home_into_view(workspace: Path, tmp_path: Path) -> None:
+    argv = bwrap_view(View(workspace=workspace, egress=tmp_path))
+    binds = [argv[i + 2] for i, arg in enumerate(argv) if arg in ("--bind", "--ro-bind")]
+
+    assert relay_interpreter() == "/usr/bin/python3"
+    assert not [b for b in binds if b.startswith(("/root", "/home"))]

@@ -26,7 +26,14 @@ from typing import TYPE_CHECKING
 from ducklm.tools.sandbox import cgroup, landlock
 from ducklm.tools.sandbox.egress import SOCKET_NAME
 from ducklm.tools.sandbox.git_config import git_env
-from ducklm.tools.sandbox.view import EGRESS_DIR, FORWARD_SCRIPT, View, bwrap_view, landlock_reads
+from ducklm.tools.sandbox.view import (
+    EGRESS_DIR,
+    FORWARD_SCRIPT,
+    View,
+    bwrap_view,
+    landlock_reads,
+    relay_interpreter,
+)
 
 if TYPE_CHECKING:
     from ducklm.tools.sandbox.runner import Limits, Protection
@@ -162,7 +169,7 @@ def _bwrap_argv(view: View, cwd: Path) -> list[str]:
     if view.egress is None:
         return argv
     socket = f"{EGRESS_DIR}/{SOCKET_NAME}"
-    relay = [os.path.realpath(sys.executable), "-I", "-S", FORWARD_SCRIPT, socket, str(PROXY_PORT)]
+    relay = [relay_interpreter(), "-I", "-S", FORWARD_SCRIPT, socket, str(PROXY_PORT)]
     return [*argv, *relay, "--"]
 
 

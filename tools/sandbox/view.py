@@ -119,16 +119,26 @@ def bwrap_view(view: View) -> list[str]:
 
 
 def egress_binds(folder: Path) -> list[str]:
-    """The proxy's socket folder and the relay that leads to it (`egress.py`).
-
-    The relay runs on DuckLM's own interpreter, outside the view when it lives under a
-    home (pyenv, a user-local build): its installation is then bound read-only too.
-    """
+    """The proxy's socket folder and the relay that leads to it (`egress.py`)."""
     argv = ["--ro-bind", str(folder), EGRESS_DIR, "--ro-bind", FORWARD_SOURCE, FORWARD_SCRIPT]
-    prefix = os.path.realpath(sys.base_prefix)
+    interpreter = relay_interpreter()
+    prefix = os.path.dirname(os.path.dirname(interpreter))
     if not any(_inside(Path(prefix), Path(root)) for root in (*SYSTEM_DIRS, *ROOT_ENTRIES)):
-        argv += ["--ro-bind", prefix, prefix]
+        argv += ["--ro-bind", prefix, prefix]  # pyenv, a user-local build: only its folder
     return argv
+
+
+def relay_interpreter() -> str:
+    """The Python that runs the relay: the system's when there is one, else DuckLM's own.
+
+    The relay is standard library only, so any Python 3 runs it, and the system's keeps
+    every home out of the view; DuckLM's own, under a home (pyenv), brings its
+    installation folder in, read-only.
+    """
+    for candidate in ("/usr/bin/python3", "/bin/python3"):
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return os.path.realpath(sys.executable)
 
 
 def landlock_reads(view: View) -> list[str]:
