@@ -13,13 +13,17 @@ from fnmatch import fnmatchcase
 
 from ducklm.tools.commands.findings import Findings
 from ducklm.tools.commands.getopt import parse_options
-from ducklm.tools.commands.option_tables import FREE_FORM, OPTION_SPECS
+from ducklm.tools.commands.option_tables import CODE_OPTION_TOOLS, FREE_FORM, OPTION_SPECS
 from ducklm.tools.commands.options import Opt, flag_matches, names_option, split_options
 from ducklm.tools.commands.rules import PermissionRules, RuleIndex
 from ducklm.tools.commands.verdict import CLASS_REASONS, RANK, CommandClass
 from ducklm.tools.commands.words import GLOB_CHARS, Pipes, Redirect, Word
 
 UNKNOWN = "{name} is not known to the policy"
+HIDDEN_OPTION = (
+    "{name}: {word} is not literal and could be any option, one that runs a program or "
+    "writes a file too"
+)
 FROM_XARGS = "<arguments from xargs>"
 
 
@@ -160,6 +164,13 @@ def _option_table(found: Findings, call: Call) -> None:
     for problem in call.problems:
         found.add("system", problem, ask=True)
     spec = OPTION_SPECS.get(call.name)
+    if call.name in CODE_OPTION_TOOLS or (spec is not None and (spec.risky or spec.writes)):
+        # `x=--compress-program=sh; sort $x f`: a word whose value the policy cannot see
+        # may be any option, a risky one too.
+        hidden = [w for w in call.args if _may_be_option(w)]
+        if hidden:
+            reason = HIDDEN_OPTION.format(name=call.name, word=hidden[0].source)
+            found.add("system", reason, ask=True)
     if spec is None:
         return
     for opt in call.own:
@@ -168,6 +179,14 @@ def _option_table(found: Findings, call: Call) -> None:
             found.add("system", f"{call.name} {opt.name} {reason}", ask=True)
         if opt.name in spec.writes and opt.value is not None:
             found.write(opt.value, "workspace_write", call.key, replaces=True)
+
+
+def _may_be_option(word: Word) -> bool:
+    """Whether `word`'s value may start with `-`: it is not literal, nor led by a literal."""
+    if word.literal:
+        return False
+    lead = word.source.lstrip("\"'")
+    return not lead or lead[0] in "$`"
 
 
 def _targets(rules: PermissionRules, call: Call, ctx: Ctx) -> list[Word]:

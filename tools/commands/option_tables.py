@@ -425,3 +425,8 @@ FREE_FORM = frozenset({
     "return", "break", "continue", "shift", "wait", "jobs", "umask", "ulimit", "dirs",
 })  # fmt: skip
 """Commands whose words are data, not options: `echo -n` prints, `test -f` tests."""
+
+CODE_OPTION_TOOLS = frozenset({"sed", "find", "tar", "dd", "git", "xargs"})
+"""Commands without a risky entry in their table whose options can still run a program
+or write a file (read by their rules in `argument_rules`): `sed -e`, `find -exec`,
+`tar --to-command`. A word of theirs the policy cannot read may be one of those."""
