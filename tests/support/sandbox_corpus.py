@@ -137,6 +137,12 @@ OPTION_CODE = [
     "printf 'BEGIN{system(\"touch PWNED\")}' > p.awk; awk -W exec p.awk",
     "printf 'BEGIN{system(\"touch PWNED\")}' > p.awk; mawk -Wexec p.awk",
     'a=system; awk "BEGIN{$a(\\"touch PWNED\\")}"',
+    # options the policy cannot see: a variable or a substitution that expands to one
+    "x=--compress-program=sh; printf 'touch PWNED' > z; sort $x -S 1 p.txt",
+    "o='--expr=1e touch PWNED'; sed -n \"$o\" p.txt",
+    "d='. -maxdepth 0 -exec touch PWNED ;'; find $d",
+    "t=--to-command='touch PWNED'; tar -cf /dev/null $t p.txt",
+    "sort $(echo --compress-program=sh) p.txt",
     # find, xargs, sort, tar, less, man, git: options that run programs
     "find . -maxdepth 0 -exec touch PWNED \\;",
     "find . -maxdepth 0 -execdir touch PWNED \\;",
