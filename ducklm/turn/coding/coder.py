@@ -10,7 +10,6 @@ resume never asks the model again.
 
 from __future__ import annotations
 
-import asyncio
 import difflib
 import re
 import warnings
@@ -25,6 +24,7 @@ from pydantic import BaseModel, Field, ValidationError
 from ducklm.config.yaml_files import validation_details
 from ducklm.models.tokens import TokenCounter, estimate_tokens, fit_head_tail, prefetched
 from ducklm.tools.errors import ToolError
+from ducklm.tools.file_threads import run_file_work
 from ducklm.tools.files import read_file_text
 from ducklm.tools.workspace import relative_name, resolve_in_workspace
 from ducklm.turn.coding.proposals import CodeProposal, CoderOp  # re-exported: the coder's API
@@ -112,7 +112,11 @@ async def propose_change(
             or missing for fix/refactor.
         CoderError: The file is too large, or the coder's replies were unusable.
     """
-    rel, old = await asyncio.to_thread(_read_current, workspace, path)
+    # On a thread of its own with the file tools' deadline: a hung file system must not
+    # hold a worker of the shared executor (tools/file_threads.py).
+    timeout_s = ctx.settings.file_tool_timeout_s
+    reading = f"{op}_code (reading the file)"
+    rel, old = await run_file_work(reading, timeout_s, _read_current, workspace, path)
     if old is None and op != "generate":
         raise ToolError(NO_FILE.format(path=rel, op=op))
     ask = await _plan(ctx, op, rel, old, text, workspace=workspace)
