@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 
 CANCEL_POLL_S = 0.5
 CANCEL_WAIT_S = 5.0
+CLOSE_WAIT_S = 3.0
 
 
 class TaskNotFound(LookupError):
@@ -285,14 +286,23 @@ class TaskHub:
         return "cancelled"
 
     async def close(self) -> None:
-        """Cancel every run (the server is stopping); each is recorded as cancelled."""
+        """Cancel every run (the server is stopping); each is recorded as cancelled.
+
+        Waits `CLOSE_WAIT_S` at most: a run that does not end by then (its cancelled
+        record stuck on a database that does not answer) is left to the process's end.
+        """
         if self._watcher is not None:
             self._watcher.cancel()
             await asyncio.gather(self._watcher, return_exceptions=True)
         runners = [t.runner for t in self._live.values() if t.runner is not None]
         for runner in runners:
             runner.cancel()
-        await asyncio.gather(*runners, return_exceptions=True)
+        if runners:
+            _, left = await asyncio.wait(runners, timeout=CLOSE_WAIT_S)
+            if left:
+                log.warning(
+                    "%d runs did not end within %g s of their cancel", len(left), CLOSE_WAIT_S
+                )
 
     async def _take_unless_waiting(self, thread_id: str, task_id: str = "") -> None:
         self._take(thread_id, task_id)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ducklm.cli.chat import cmd_chat, cmd_password, cmd_resume
 from ducklm.cli.console import EXIT_CODES
-from ducklm.cli.exit_codes import EXIT_FAILED, EXIT_USAGE
+from ducklm.cli.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
 from ducklm.cli.learning import add_learning_commands
 from ducklm.cli.llama import add_llama_commands
 from ducklm.cli.mcp import add_mcp_commands
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ducklm: {exc}", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as exc:
         if not isinstance(exc, _in_process_user_errors()):
             raise

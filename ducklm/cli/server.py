@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ducklm.cli.exit_codes import EXIT_USAGE
 from ducklm.cli.llama import say
+from ducklm.cli.stopping import GRACE_S, Stopping
 from ducklm.config.settings import Settings
 from ducklm.models.local.autostart import local_server_for
 from ducklm.runtime.server_file import read_server_file, remove_server_file, write_server_file
@@ -80,7 +81,12 @@ def uvicorn_config(app: Any, settings: Settings, *, host: str, port: int) -> uvi
     # local server is on loopback: only the proxies the person names are believed.
     proxies = settings.trusted_proxies
     return uvicorn.Config(
-        app, host=host, port=port, proxy_headers=bool(proxies), forwarded_allow_ips=proxies or None
+        app,
+        host=host,
+        port=port,
+        proxy_headers=bool(proxies),
+        forwarded_allow_ips=proxies or None,
+        timeout_graceful_shutdown=GRACE_S,  # see ducklm/cli/stopping.py
     )
 
 
@@ -92,35 +98,27 @@ async def _serve(settings: Settings, args: argparse.Namespace) -> int:
     class Server(uvicorn.Server):
         # uvicorn swaps in its own signal handlers and, after shutting down, raises the
         # signal again against asyncio.run's; that race once ended a Ctrl-C with exit
-        # code 0 instead of 130 (CI). The handlers are this function's (`_on_stop`).
+        # code 0 instead of 130 (CI). The handler is this function's (`Stopping`).
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
             yield
 
     app = await asyncio.to_thread(create_app, settings)  # it checks the ui folder on disk
     server = Server(uvicorn_config(app, settings, host=args.host, port=args.port))
-    stopped: list[int] = []
+    stopping = Stopping(server, app)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, _on_stop, server, stopped, sig)
+        loop.add_signal_handler(sig, stopping, sig)
     try:
         code = await _serve_until_stopped(server, app, settings, args)
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-    if stopped:
+    if stopping.signals:
         # Stopped by a signal: as Ctrl-C, which unwinds through `local_server_for` (it
         # stops the model server it started) and exits 130, as a shell reports it.
         raise KeyboardInterrupt
     return code
-
-
-def _on_stop(server: Any, stopped: list[int], sig: int) -> None:
-    """The first Ctrl-C or SIGTERM shuts the server down gracefully; a second forces it."""
-    stopped.append(sig)
-    if server.should_exit:
-        server.force_exit = True
-    server.should_exit = True
 
 
 async def _serve_until_stopped(
