@@ -166,9 +166,12 @@ async def _exclude(git: ShadowGit, workspace: Path, left_out: tuple[str, ...]) -
     await asyncio.to_thread(_write_if_changed, path, lines)
     if left_out:
         # Kept before it grew: drop it from the index, or `add -A` would keep the old copy.
+        # `-f`: the index differs from the file and from HEAD (there is none), which
+        # plain `rm --cached` refuses; the file itself is never touched.
         await git.run(
-            "rm", "-q", "--cached", "--ignore-unmatch", "--", *left_out, workspace=workspace
-        )
+            "rm", "-q", "-f", "--cached", "--ignore-unmatch", "--", *left_out,
+            workspace=workspace,
+        )  # fmt: skip
 
 
 def _write_if_changed(path: Path, text: str) -> None:
