@@ -80,14 +80,17 @@ def assess(name: str, args: dict[str, Any], env: PolicyEnv) -> Verdict:
 def may_change_workspace(name: str, verdict: Verdict) -> bool:
     """Whether a call the policy judged `verdict` may change the workspace's files.
 
-    Such a call gets a workspace checkpoint before it runs (`ducklm.undo`). Read-only
-    tools and shell commands whose class is `read_only` do not; everything else does,
-    tools the policy does not know included (an MCP tool counts as read-only only when
-    its verdict says `command_class="read_only"`).
+    Such a call gets a workspace checkpoint before it runs (`ducklm.undo`). Every
+    `shell_exec` does, its class whatever it is: the class is a guess from the command's
+    words, and a command classed `read_only` can still write (`sort -o f`, `xxd -r in
+    out`), so the snapshot, not the class, says what a command changed. Only the
+    read-only tools (whose code DuckLM owns) and an MCP tool whose verdict says
+    `command_class="read_only"` (a trusted server's read) get none; tools the policy
+    does not know do.
     """
     if verdict.action == "deny" or name in READ_ONLY_TOOLS:
         return False
-    return verdict.command_class != "read_only"
+    return name == "shell_exec" or verdict.command_class != "read_only"
 
 
 def _assess_write(args: dict[str, Any], env: PolicyEnv) -> Verdict:
@@ -132,22 +135,22 @@ def _assess_shell(args: dict[str, Any], env: PolicyEnv) -> Verdict:
         if existing:
             action = "ask"
             reasons.append(OVERWRITES.format(names=", ".join(existing)))
-    return Verdict(
-        action,
-        "; ".join(reasons) or f"{found.command_class.replace('_', ' ')} command",
     hosts = network_hosts(env.commands, command, env.workspace) if found.network else ()
     if hosts:
         # sudo runs outside the sandbox, so outside its proxy too.
         reasons.append(describe_hosts(hosts, proxied=env.proxied and not found.sudo))
+    return Verdict(
+        action,
+        "; ".join(reasons) or f"{found.command_class.replace('_', ' ')} command",
         rule_key=f"shell:{found.normalized}" if action == "ask" else None,
         command_class=found.command_class,
         network=found.network,
         sudo=found.sudo,
         secrets=found.secrets,
+        hosts=hosts,
     )
 
 
-        hosts=hosts,
 def _is_file(workspace: Path, cwd: str, path: str) -> bool:
     """Whether `path` (as a command in `cwd` names it) is an existing file. Blocking."""
     target = Path(path) if path.startswith("/") else workspace / cwd / path

@@ -65,7 +65,8 @@ class Taint(BaseModel):
 def assess_mcp(info: McpToolInfo, args: dict[str, Any]) -> Verdict:
     """The policy's verdict on calling the MCP tool `info` with `args`."""
     if info.trusted and info.read_only:
-        # read_only: it gets no workspace checkpoint (`policy.may_change_workspace`).
+        # read_only: the one kind of call besides DuckLM's read-only tools that gets no
+        # workspace checkpoint (`policy.may_change_workspace`; every shell command gets one).
         return Verdict("allow", TRUSTED_READ.format(server=info.server), command_class="read_only")
     trust = "trusted" if info.trusted else "untrusted"
     reason = MCP_ASKS.format(tool=info.tool, server=info.server, trust=trust)

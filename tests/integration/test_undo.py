@@ -177,11 +177,14 @@ async def test_undo_never_writes_through_a_link_out_of_the_workspace(
     assert await asyncio.to_thread((outside / "p0.txt").read_text) == "canary\n"
 
 
-async def test_read_only_steps_take_no_checkpoint_and_nothing_to_undo_is_said(
+async def test_a_read_records_no_change_and_nothing_to_undo_is_said(
     duck: DuckLM, llm: ScriptedLLM, seeded: Path
 ) -> None:
-    result = await turn(duck, llm, shell("cat notes.md"))
-    assert not [e for e in result.events if e["type"] == "workspace_checkpoint"]
+    result = await turn(duck, llm, shell("cat notes.md"), call("file_read", path="notes.md"))
+    # Every shell command is checkpointed, its class whatever it is; a read changes nothing.
+    (checkpoint,) = [e for e in result.events if e["type"] == "workspace_checkpoint"]
+    assert checkpoint["status"] == "taken"
+    assert [e.get("changed_files") for e in finished(result)] == [None, None]
     with pytest.raises(UndoError, match="no change"):
         await duck.undo("t1")
 

@@ -99,3 +99,12 @@ def test_only_a_trusted_read_gets_no_workspace_checkpoint() -> None:
     assert not may_change_workspace("srv__tool", assess_mcp(_info(True, **READ_ONLY), {}))
     assert may_change_workspace("srv__tool", assess_mcp(_info(False, **READ_ONLY), {}))
     assert may_change_workspace("srv__tool", assess_mcp(_info(True), {}))
+
+
+def test_every_shell_command_gets_a_workspace_checkpoint_whatever_its_class() -> None:
+    from ducklm.tools.policy import may_change_workspace
+
+    read = Verdict("allow", "read only command", command_class="read_only")
+    assert may_change_workspace("shell_exec", read), "`sort -o f` is classed read_only"
+    assert not may_change_workspace("shell_exec", Verdict("deny", "no", command_class="read_only"))
+    assert not may_change_workspace("file_read", ALLOW)
