@@ -33,7 +33,8 @@ from ducklm.undo.records import (
     save_change,
 )
 from ducklm.undo.restore import FileState, restore_files
-from ducklm.undo.snapshot import Limits, Snapshot, commit_snapshot, default_mode, take_snapshot
+from ducklm.undo.snapshot import Known, Limits, Snapshot, commit_snapshot, take_snapshot
+from ducklm.undo.survey import default_mode
 
 NO_CHANGES = "DuckLM has recorded no change of the workspace in conversation {thread}"
 NO_CALL = "no recorded change of conversation {thread} comes from tool call {call}"
@@ -111,6 +112,7 @@ class WorkspaceUndo:
         self.git = ShadowGit(root)
         self.limits = limits
         self._stores = stores
+        self._known: dict[Path, Known] = {}
 
     async def snapshot(
         self,
@@ -123,8 +125,9 @@ class WorkspaceUndo:
     ) -> Snapshot:
         """Record `workspace` as it is now (see `take_snapshot`)."""
         return await take_snapshot(
-            self.git, workspace, self.limits, parent=parent, force=force, meta=meta, commit=commit
-        )
+            self.git, workspace, self.limits, parent=parent, force=force, meta=meta,
+            commit=commit, known=self._known,
+        )  # fmt: skip
 
     async def record(self, thread_id: str, before: Snapshot, after: Snapshot) -> Change | None:
         """Keep `after` (taken with `commit=False`) as a change of `thread_id` after `before`.
@@ -301,6 +304,8 @@ class WorkspaceUndo:
 
 async def _changes(git: ShadowGit, before: Snapshot, after: Snapshot) -> list[dict[str, str]]:
     """What changed from `before` to `after`: content, presence, or the exact mode."""
+    if before.tree == after.tree and before.modes == after.modes:
+        return []  # the usual step: a read, or a write of what was there
     changed = await changed_between(git, before.tree, after.tree)
     for path in {*before.modes, *after.modes}:
         if path not in changed and before.modes.get(path) != after.modes.get(path):

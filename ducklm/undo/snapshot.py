@@ -3,6 +3,12 @@
 The tree is what `git add -A` sees (ignored files and files over the per-file limit
 left out), the commit message is JSON: the modes git cannot keep (it stores only
 0644/0755; a 0600 file must come back 0600) plus whatever the caller records.
+
+Every shell command gets two snapshots, so the usual one must cost little on a large
+workspace: the first in a process lists and surveys every file and `add -A`s them
+(`_full`); the next, while the index is as DuckLM's last snapshot left it, ask git's
+stat cache what changed and hand git only those files (`_update`). A snapshot with
+nothing changed writes nothing and reuses the last tree.
 """
 
 from __future__ import annotations
@@ -10,8 +16,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +23,7 @@ from typing import Any
 from ducklm.stores.private import create_private_file
 from ducklm.undo.errors import UndoError
 from ducklm.undo.git import ShadowGit
+from ducklm.undo.survey import Survey, resurvey, survey
 
 TOO_LARGE = (
     "the workspace holds {size} MB in files DuckLM would keep, over the undo limit of "
@@ -60,6 +65,7 @@ async def take_snapshot(
     force: tuple[str, ...] = (),
     meta: dict[str, Any] | None = None,
     commit: bool = True,
+    known: dict[Path, Known] | None = None,
 ) -> Snapshot:
     """Record `workspace` as it is now.
 
@@ -73,34 +79,128 @@ async def take_snapshot(
         meta: More JSON fields for the commit message.
         commit: Make the commit; without it only the tree is written (a change record
             makes the commit once it knows what changed).
+        known: The last snapshot of each workspace this process took, kept here; while
+            the workspace's index is as that snapshot left it, only what changed since
+            is surveyed and read (`_update`).
 
     Raises:
         UndoError: git failed, or the workspace is over `limits.max_bytes`.
     """
+    known = {} if known is None else known
     async with git.lock(workspace):
-        listed = await git.run(
-            "ls-files",
-            "-z",
-            "--cached",
-            "--others",
-            "--exclude-standard",
-            workspace=workspace,
-            exclude=False,  # the files left out last time may fit now
+        last = known.pop(workspace, None)  # until the index is written again
+        done = await _update(git, workspace, limits, force, last) if last else None
+        found, tree = done or await _full(git, workspace, limits, force)
+        stamp = await asyncio.to_thread(_stamp, git.index_file(workspace))
+        same = last is not None and (last.tree, last.survey.modes) == (tree, found.modes)
+        known[workspace] = Known(stamp, tree, found, last.plain if last and same else "")
+        snap = Snapshot(
+            "", tree, found.modes, len(found.present), found.size, found.left_out, meta or {}
         )
-        names = sorted({*(n for n in listed.decode().split("\0") if n), *force})
-        survey = await _survey(workspace, names, limits)
-        await _exclude(git, workspace, survey.left_out)
-        await git.run("add", "-A", workspace=workspace)
-        present = [p for p in force if p in survey.present and p not in survey.left_out]
-        if present:
-            await git.run("add", "-f", "--", *present, workspace=workspace)
-        tree = (await git.run("write-tree", workspace=workspace)).decode().strip()
-    snap = Snapshot(
-        "", tree, survey.modes, len(survey.present), survey.size, survey.left_out, meta or {}
+        if commit:
+            made = await _commit(git, snap, parent, known, workspace)
+            snap = dataclasses.replace(snap, commit=made)
+    return snap
+
+
+async def _commit(
+    git: ShadowGit, snap: Snapshot, parent: str | None, known: dict[Path, Known], workspace: Path
+) -> str:
+    """`snap`'s commit, or the last plain one of the same tree.
+
+    A plain commit (no parent, no fields) is a step's checkpoint: a step that changed
+    nothing since the last one makes no new object.
+    """
+    if parent or snap.meta:
+        return await commit_snapshot(git, snap, parent, snap.meta)
+    now = known[workspace]
+    if not now.plain:
+        known[workspace] = now = dataclasses.replace(
+            now, plain=await commit_snapshot(git, snap, None, {})
+        )
+    return now.plain
+
+
+@dataclass(frozen=True)
+class Known:
+    """A workspace's index as DuckLM's last snapshot of it left it."""
+
+    stamp: tuple[int, int, int]
+    """The index file's inode, size and mtime: another writer changes them."""
+    tree: str
+    survey: Survey
+    plain: str = ""
+    """A commit of `tree` with no parent and no fields, once one was made."""
+
+
+async def _full(
+    git: ShadowGit, workspace: Path, limits: Limits, force: tuple[str, ...]
+) -> tuple[Survey, str]:
+    """Survey every file git lists, and add them all."""
+    listed = await git.run(
+        "ls-files",
+        "-z",
+        "--cached",
+        "--others",
+        "--exclude-standard",
+        workspace=workspace,
+        exclude=False,  # the files left out last time may fit now
     )
-    if not commit:
-        return snap
-    return dataclasses.replace(snap, commit=await commit_snapshot(git, snap, parent, snap.meta))
+    names = sorted({*(n for n in listed.decode().split("\0") if n), *force})
+    found = await asyncio.to_thread(survey, str(workspace), names, limits.max_file_bytes)
+    _check_size(found, limits)
+    await _exclude(git, workspace, found.left_out)
+    await git.run("add", "-A", workspace=workspace)
+    return found, await _add_forced(git, workspace, found, force)
+
+
+async def _update(
+    git: ShadowGit, workspace: Path, limits: Limits, force: tuple[str, ...], last: Known
+) -> tuple[Survey, str] | None:
+    """Survey and add only what changed since `last`; `None` when that cannot be known.
+
+    git's stat cache (in the index as `last` left it) names the changed and removed
+    files, `ls-files --others` the new ones; `resurvey` adds the racy ones.
+    """
+    if await asyncio.to_thread(_stamp, git.index_file(workspace)) != last.stamp:
+        return None  # another process's snapshot wrote the index since
+    dirty, new = await asyncio.gather(
+        git.run("diff-files", "--name-only", "-z", "--ignore-submodules=all", workspace=workspace),
+        git.run("ls-files", "-z", "--others", "--exclude-standard", workspace=workspace),
+    )
+    candidates = {n for n in (dirty + new).decode().split("\0") if n} | set(force)
+    args = (str(workspace), last.survey, candidates, limits.max_file_bytes)
+    update = await asyncio.to_thread(resurvey, *args)
+    if update is None:
+        return None
+    found, changed = update
+    _check_size(found, limits)
+    if not changed and not force:
+        return found, last.tree  # the index holds this tree already
+    if changed:
+        await git.run(
+            "update-index", "--add", "--remove", "--replace", "-z", "--stdin",
+            workspace=workspace, stdin="\0".join(changed).encode() + b"\0",
+        )  # fmt: skip
+    return found, await _add_forced(git, workspace, found, force)
+
+
+async def _add_forced(
+    git: ShadowGit, workspace: Path, found: Survey, force: tuple[str, ...]
+) -> str:
+    """Add the files a file tool names even if ignored; the index's tree."""
+    present = [p for p in force if p in found.present and p not in found.left_out]
+    if present:
+        await git.run("add", "-f", "--", *present, workspace=workspace)
+    return (await git.run("write-tree", workspace=workspace)).decode().strip()
+
+
+def _stamp(path: Path) -> tuple[int, int, int]:
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return (0, 0, 0)
+    return (info.st_ino, info.st_size, info.st_mtime_ns)
 
 
 async def commit_snapshot(
@@ -114,49 +214,9 @@ async def commit_snapshot(
     return (await git.run(*args)).decode().strip()
 
 
-@dataclass(frozen=True)
-class _Survey:
-    present: frozenset[str]
-    modes: dict[str, int]
-    size: int
-    left_out: tuple[str, ...]
-
-
-async def _survey(workspace: Path, names: list[str], limits: Limits) -> _Survey:
-    survey = await asyncio.to_thread(_stat_all, workspace, names, limits.max_file_bytes)
-    if survey.size > limits.max_bytes:
-        raise UndoError(TOO_LARGE.format(size=survey.size // MB, limit=limits.max_bytes // MB))
-    return survey
-
-
-def _stat_all(workspace: Path, names: list[str], max_file: int) -> _Survey:
-    present: set[str] = set()
-    modes: dict[str, int] = {}
-    left_out: list[str] = []
-    size = 0
-    for name in names:
-        try:
-            info = os.lstat(workspace / name)
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        if stat.S_ISDIR(info.st_mode):
-            continue  # a folder named by a file tool: `add -f` would take all of it
-        present.add(name)
-        if not stat.S_ISREG(info.st_mode):
-            continue
-        if info.st_size > max_file:
-            left_out.append(name)
-            continue
-        size += info.st_size
-        mode = stat.S_IMODE(info.st_mode)
-        if mode != default_mode(mode):
-            modes[name] = mode
-    return _Survey(frozenset(present), modes, size, tuple(left_out))
-
-
-def default_mode(mode: int) -> int:
-    """The mode git gives a file back: 0755 when its owner may run it, else 0644."""
-    return 0o755 if mode & stat.S_IXUSR else 0o644
+def _check_size(found: Survey, limits: Limits) -> None:
+    if found.size > limits.max_bytes:
+        raise UndoError(TOO_LARGE.format(size=found.size // MB, limit=limits.max_bytes // MB))
 
 
 async def _exclude(git: ShadowGit, workspace: Path, left_out: tuple[str, ...]) -> None:
