@@ -1,6 +1,7 @@
 """The checkpoint of one tool step, as the tool node takes it.
 
-Before the first call of the step that may change the workspace, the workspace is
+Before the first call of the step that may change the workspace (every shell command,
+whatever its class: `tools/policy.py:may_change_workspace`), the workspace is
 recorded (`workspace_checkpoint` event); after each such call, what it changed becomes
 a change record, named in its `tool_call_finished` event (`changed_files`, `undo_id`).
 Only the tool node's last pass gets here, after every question has been answered, so
