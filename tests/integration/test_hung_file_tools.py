@@ -29,9 +29,6 @@ def pipe(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     path = workspace / "pipe"
     os.mkfifo(path)
     monkeypatch.setattr(files, "_READ_FLAGS", BLOCKING_READ)
-    # The tool step's injected deadline is the setting; the default stands in where the
-    # step does not inject one yet.
-    monkeypatch.setattr(file_threads, "DEFAULT_TIMEOUT_S", DEADLINE_S)
     yield path
     release(path)
 

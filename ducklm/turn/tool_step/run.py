@@ -21,6 +21,7 @@ from ducklm.kit.events import emit
 from ducklm.stores.intents import Intent
 from ducklm.tools.coder_tools import CODER_TOOL_NAMES
 from ducklm.tools.errors import ToolError
+from ducklm.tools.file_threads import deadline_args
 from ducklm.tools.hitl import AllowForever
 from ducklm.tools.mcp_info import event_fields, mcp_info
 from ducklm.tools.policy import PolicyEnv, may_change_workspace
@@ -130,7 +131,8 @@ async def _outcome(
         return await _run_shell(item, password, args, runtime, env)
     if mcp_info(tool) is not None:  # the server's own arguments, nothing injected
         return await _invoke(tool, item.planned.call, args)
-    return await _invoke(tool, item.planned.call, {**args, "workspace": env.workspace})
+    injected = {"workspace": env.workspace, **deadline_args(tool.name, runtime.context.settings)}
+    return await _invoke(tool, item.planned.call, {**args, **injected})
 
 
 def _blocked(item: DecidedCall, password: str | None) -> Outcome | None:
