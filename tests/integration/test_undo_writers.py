@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from ducklm.runtime.facade import DuckLM
-from ducklm.tools.hitl import Approve, Decisions
+from ducklm.tools.hitl import Approve, Decisions, Reject
 from ducklm.tools.policy import PolicyEnv, Verdict, assess
 from tests.support.disk import snapshot
 from tests.support.scripted_llm import ScriptedLLM, call, reply
@@ -139,3 +139,16 @@ async def test_a_writer_is_recorded_and_undone(
     undone = await duck.undo("t1")
     assert await snapshot(seeded) == before, "every byte and mode back, created files gone"
     assert [c.meta["call_id"] for c in undone.plan.changes] == [finished["call_id"]]
+
+
+async def test_a_rejected_command_gets_no_checkpoint(
+    duck: DuckLM, llm: ScriptedLLM, seeded: Path
+) -> None:
+    llm.script(reply(tool_calls=[call("shell_exec", command="rm precious.txt")]), reply("Ok."))
+    events = [e async for e in duck.stream("tidy", thread_id="t1", critic=False, memory=False)]
+    assert events[-1]["status"] == "interrupted"  # rm asks
+    answer = Decisions(decisions=[Reject(message="no")])
+    events += [e async for e in duck.answer("t1", answer, critic=False, memory=False)]
+    assert events[-1]["status"] == "completed"
+    assert not [e for e in events if e["type"] == "workspace_checkpoint"]
+    assert await asyncio.to_thread((seeded / "precious.txt").read_text) == PRECIOUS
