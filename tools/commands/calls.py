@@ -169,8 +169,9 @@ def _option_table(found: Findings, call: Call) -> None:
         # may be any option, a risky one too.
         hidden = [w for w in call.args if _may_be_option(w)]
         if hidden:
-            reason = HIDDEN_OPTION.format(name=call.name, word=hidden[0].source)
-            found.add("system", reason, ask=True)
+            found.add(
+                "system", HIDDEN_OPTION.format(name=call.name, word=hidden[0].source), ask=True
+            )
     if spec is None:
         return
     for opt in call.own:
