@@ -106,6 +106,22 @@ def build_graph(
     return builder
 
 
+def build_review_graph() -> StateGraph[DuckState, DuckContext, DuckState, DuckState]:
+    """The reviewers alone: `[critic] -> [memory_policy]`, as the answer's routing picks.
+
+    Its input is a whole answered state (`review_due` off); it is compiled without a
+    checkpointer, so a review reads the thread's state at its answer and writes nothing
+    to the thread: it may run after the thread has moved on (`ducklm.runtime.reviews`).
+    """
+    builder = StateGraph(DuckState, context_schema=DuckContext)
+    builder.add_node("critic", reflect_on_turn)
+    builder.add_node("memory_policy", decide_memory)
+    builder.add_conditional_edges(START, _on_loop(route_after_answer))
+    builder.add_conditional_edges("critic", _on_loop(route_after_critic))
+    builder.add_edge("memory_policy", END)
+    return builder
+
+
 def _on_loop(route: Callable[[DuckState], R]) -> Callable[[DuckState], Awaitable[R]]:
     """`route` as a coroutine function, so it runs on the event loop.
 

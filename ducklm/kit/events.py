@@ -4,7 +4,8 @@ An event is a JSON-ready dict with a `type` from `EventType`. Nodes emit theirs 
 `emit`: into the run's channel under DuckLM's runner (`ducklm.runtime.channel`), through
 LangGraph's stream writer (`custom` mode) elsewhere (Studio, `langgraph dev`). The runner
 adds `run_started`, `approval_requested`, `error` and `done` (a review run behind an
-answered turn: `review_started`, then `review_finished` or `review_skipped`), stamps
+answered turn: `review_started`, then `review_finished`, `review_skipped` or
+`review_deferred`, after which it starts again), stamps
 `thread_id`, `task_id`, `run_id` and a per-thread `seq`, and appends every event except
 `token` and `reasoning` to the audit table.
 """
@@ -27,6 +28,7 @@ EventType = Literal[
     "code_proposed",
     "action_decided",
     "token",
+    "answer_cut",
     "reasoning",
     "tool_call_started",
     "tool_call_finished",
@@ -42,6 +44,8 @@ EventType = Literal[
     "review_started",
     "review_finished",
     "review_skipped",
+    "review_deferred",
+    "recall_skipped",
     "error",
     "done",
 ]

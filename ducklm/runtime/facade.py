@@ -23,7 +23,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 
 from ducklm.config.settings import Settings, load_settings
-from ducklm.graph.builder import DuckGraph, build_graph
+from ducklm.graph.builder import DuckGraph, build_graph, build_review_graph
 from ducklm.graph.context import DuckContext
 from ducklm.graph.dependencies import Dependencies, open_dependencies
 from ducklm.graph.state import DuckState
@@ -33,10 +33,17 @@ from ducklm.kit.workspaces import requested_workspace
 from ducklm.memory.episodes import EpisodeWriter
 from ducklm.runtime.episodes import reindex_conversations, turn_loader
 from ducklm.runtime.recovery import recover_dead_runs
-from ducklm.runtime.reviews import Reviews
+from ducklm.runtime.reviews import (
+    DEFERRED_FOR_MESSAGE,
+    DEFERRED_FOR_REVERT,
+    Reviews,
+    ReviewState,
+)
 from ducklm.runtime.runner import (
     GraphOptions,
     TaskRef,
+    answered_checkpoint,
+    close_review,
     question_event,
     stream_review,
     stream_run,
@@ -103,8 +110,13 @@ class DuckLM:
         self.episode_writer = None if episodes is None else EpisodeWriter(episodes, load)
         """Indexes each ended run's messages behind it (`ducklm.memory.episodes`)."""
         review_context = deps.context.for_run(review_behind=True)
+        reviewers: DuckGraph = build_review_graph().compile(name="ducklm-review")
         self.reviews = Reviews(
-            lambda ref: stream_review(graph, ref, context=review_context, stores=deps.stores)
+            lambda ref: stream_review(
+                graph, reviewers, ref, context=review_context, stores=deps.stores
+            ),
+            lambda thread_id: answered_checkpoint(graph, thread_id),
+            lambda ref, why: close_review(deps.stores, ref, why),
         )
         """The critic and memory policy behind each answered turn (`ducklm.runtime.reviews`)."""
 
@@ -528,6 +540,22 @@ class DuckLM:
             return []
         return [r.data for r in await stores.audit.list(thread_id, run_id=runs[-1].run_id)]
 
+    def review_state(self, thread_id: str) -> ReviewState:
+        """Whether a review of the thread runs now, waits for the thread, or none is due."""
+        return self.reviews.state(thread_id)
+
+    def review_pending(self, thread_id: str) -> bool:
+        """Whether a review of the thread runs or waits (the CLI finishes it before exiting)."""
+        return self.reviews.pending(thread_id)
+
+    async def finish_review(self, thread_id: str) -> None:
+        """Return once no review of the thread runs or waits."""
+        await self.reviews.wait(thread_id)
+
+    async def skip_review(self, thread_id: str) -> int:
+        """Skip the thread's reviews, recorded as skipped by the person; how many."""
+        return await self.reviews.skip(thread_id)
+
     async def runs(self, thread_id: str) -> list[RunRecord]:
         """The runs of `thread_id`, oldest first."""
         return await self._deps.stores.runs.for_thread(thread_id)
@@ -564,9 +592,11 @@ class DuckLM:
         """
         if self._deps.context.undo is None:
             raise UndoError(UNDO_OFF)
-        return await self._deps.context.undo.undo(
-            thread_id, to_call=to_call, turn=turn, force=force, dry_run=dry_run
-        )
+        # A review behind the last answer must not hold the revert up: it runs after it.
+        async with self.reviews.hold(thread_id, DEFERRED_FOR_REVERT):
+            return await self._deps.context.undo.undo(
+                thread_id, to_call=to_call, turn=turn, force=force, dry_run=dry_run
+            )
 
     async def _new_task(
         self,
@@ -616,31 +646,30 @@ class DuckLM:
         checkpoint_id: str | None = None,
         options: GraphOptions | None = None,
     ) -> AsyncIterator[Event]:
-        # The previous turn's review reads the conversation as that turn left it: the
-        # next run on the thread starts once it has ended.
-        await self.reviews.wait(thread_id)
         # The switches reach the graph through the context node, which copies them into
         # the state when a turn starts; a resume changes them with a state update instead.
         behind = self.settings.review_behind
         writer = self.episode_writer
-        # Episodes are written when no run goes on (`EpisodeWriter.hold`).
-        with writer.hold() if writer is not None else nullcontext():
-            async for item in stream_run(
-                self.graph,
-                graph_input,
-                thread_id=thread_id,
-                task=task,
-                context=self._deps.context.for_run(
-                    critic=critic, memory=memory, review_behind=behind
-                ),
-                stores=self._deps.stores,
-                checkpoint_id=checkpoint_id,
-                options=options,
-                reviews=self.reviews.submit,
-            ):
-                if item["type"] == "done" and writer is not None:
-                    writer.note(thread_id)  # returns at once; indexing follows
-                yield item
+        # A review behind an earlier answer never delays this run: it is deferred, and
+        # runs (from its answer's checkpoint) once the thread is idle. Episodes are
+        # written when no run goes on (`EpisodeWriter.hold`).
+        context = self._deps.context.for_run(critic=critic, memory=memory, review_behind=behind)
+        async with self.reviews.hold(thread_id, DEFERRED_FOR_MESSAGE):
+            with writer.hold() if writer is not None else nullcontext():
+                async for item in stream_run(
+                    self.graph,
+                    graph_input,
+                    thread_id=thread_id,
+                    task=task,
+                    context=context,
+                    stores=self._deps.stores,
+                    checkpoint_id=checkpoint_id,
+                    options=options,
+                    reviews=self.reviews.submit,
+                ):
+                    if item["type"] == "done" and writer is not None:
+                        writer.note(thread_id)  # returns at once; indexing follows
+                    yield item
 
 
 def _forget_prefetch(tasks: set[asyncio.Task[Any]]) -> Callable[[asyncio.Task[Any]], None]:

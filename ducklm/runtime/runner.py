@@ -15,7 +15,7 @@ A turn whose critic and memory policy run behind the answer (`DuckState.review_d
 ends at the answer: `done` comes with it. Its review run is recorded in the same
 transaction as the turn's end, so a process that stops in between leaves a review run
 for recovery to record as skipped, and `stream_review` runs it (`ducklm.runtime.reviews`
-schedules it behind the turn).
+schedules it behind the turn, and defers it while the thread runs again).
 """
 
 from __future__ import annotations
@@ -30,17 +30,19 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, Interrupt
 
 from ducklm.graph.builder import DuckGraph
 from ducklm.graph.context import DuckContext
-from ducklm.graph.routing import route_after_answer
 from ducklm.graph.state import DuckState
 from ducklm.kit.events import UNAUDITED, Event, EventType, RunStatus, done_fields, event
 from ducklm.models.errors import describe_failure
 from ducklm.runtime.audit_buffer import AuditBuffer
 from ducklm.runtime.channel import GraphChunk, RunChannel
-from ducklm.stores import RunStores
+from ducklm.runtime.states import thread_config
+from ducklm.stores import RunStores, ThreadRunning
+from ducklm.stores.runs import DEFERRED
 from ducklm.tools.hitl import is_password_request
 
 log = logging.getLogger(__name__)
@@ -68,13 +70,25 @@ class ReviewRef:
     thread_id: str
     task_id: str
     run_id: str
+    checkpoint_id: str | None = None
+    """The checkpoint of the answer it reviews; `None` until read (nothing has run since)."""
+    deferred: bool = False
+    """Its run is recorded as deferred: it waits for the thread to be idle."""
+
+
+@dataclass(frozen=True)
+class ReviewStop:
+    """Why a review stops before its end: `deferred` (it runs later) or skipped, and why."""
+
+    deferred: bool
+    reason: str
 
 
 ReviewSink = Callable[[ReviewRef], None]
 """Receives each review run recorded at a turn's end; must not block or await."""
 
 REVIEW_STOPPED = "stopped before it ended"
-"""Why a cancelled review is recorded as skipped (DuckLM closed, or its thread went)."""
+"""Why a stopped review is recorded as skipped (DuckLM closed, or its thread went)."""
 
 ChunkSink = Callable[[str, Any], None]
 """Receives `(mode, chunk)` of the graph's stream; must not block or await."""
@@ -200,31 +214,55 @@ async def stream_run(
 
 
 async def stream_review(
-    graph: DuckGraph, review: ReviewRef, *, context: DuckContext, stores: RunStores
+    graph: DuckGraph,
+    reviewers: DuckGraph,
+    review: ReviewRef,
+    *,
+    context: DuckContext,
+    stores: RunStores,
 ) -> AsyncIterator[Event]:
     """Run the critic and memory policy of an answered turn, as the review run `review`.
 
+    They run on `reviewers` (`build_review_graph`, no checkpointer) over the thread's
+    state at `review.checkpoint_id`, the answer's: so a review that was deferred reviews
+    the turn it belongs to, whatever ran on the thread since. When nothing has, their
+    results are written to the thread's state as the memory policy's step.
+
     Yields `review_started`, the reviewers' events and `review_finished` (status
     `completed` or `failed`), all audited under the review's run id; the turn's task
-    keeps the status and answer its turn gave it. A cancelled review is recorded as
-    `review_skipped` before the cancellation goes on up.
+    keeps the status and answer its turn gave it. A cancelled review writes what it has
+    and lets the cancellation go on up: its caller records how it stopped
+    (`close_review`).
+
+    Raises:
+        ThreadRunning: A deferred review's thread runs again (another process); nothing
+            is recorded.
     """
     run = _Run(review.thread_id, TaskRef(review.task_id), stores, run_id=review.run_id)
     config = _config(run, GraphOptions())
-    try:  # from the first write: the review's row is running until one of the ends lands
-        started = await run.record("review_started", {})
-        run.buffer.start_after(started["seq"])
-        yield started
-        first = await _first_reviewer(graph, config)
-        if first is not None:
-            command: Command[Any] = Command(goto=first, update={"review_due": False})
-            graph_run = _graph_events(run, graph, command, config, context, options=GraphOptions())
+    started = await _start_review(run, again=review.deferred)
+    run.buffer.start_after(started["seq"])
+    yield started
+    tail: asyncio.Task[None] | None = None
+    try:
+        values = await _answered_state(graph, review)
+        if values is not None:
+            found: dict[str, Any] = {}
+            watch = GraphOptions(watch=_merge_updates(found), watch_modes=frozenset({"updates"}))
+            graph_run = _graph_events(run, reviewers, values, config, context, options=watch)
             async with contextlib.aclosing(graph_run) as items:
                 async for item in items:
                     yield item
+            # Once the reviewers are done their results land whatever comes: a caller that
+            # stops the review now must find it ended, not half written.
+            tail = asyncio.create_task(_write_back(graph, review, found))
+            await asyncio.shield(tail)
     except asyncio.CancelledError:
-        run.status = "cancelled"
-        await asyncio.shield(_finish_review(run, REVIEW_STOPPED))
+        if tail is not None:
+            await asyncio.wait([tail])
+            if not tail.cancelled() and tail.exception() is None:
+                await asyncio.shield(_finish_review(run))
+        await asyncio.shield(run.buffer.flush())
         raise
     except Exception as exc:  # a failed review is recorded; the answer stands
         log.exception("review %s on thread %s failed", run.run_id, review.thread_id)
@@ -233,14 +271,68 @@ async def stream_review(
     yield await _finish_review(run)
 
 
-async def _first_reviewer(graph: DuckGraph, config: RunnableConfig) -> str | None:
-    """The review's first node from the thread's state (the answer's own routing), if due."""
-    values = (await graph.aget_state(config)).values
+async def answered_checkpoint(graph: DuckGraph, thread_id: str) -> str | None:
+    """The id of `thread_id`'s latest checkpoint (a review's, read while nothing runs)."""
+    saver = graph.checkpointer
+    assert isinstance(saver, BaseCheckpointSaver)  # the facade compiles with one
+    found = await saver.aget_tuple(thread_config(thread_id))
+    return None if found is None else str(found.config["configurable"]["checkpoint_id"])
+
+
+async def close_review(stores: RunStores, review: ReviewRef, stop: ReviewStop) -> bool:
+    """Record that `review` stopped before its end: deferred, or skipped for good.
+
+    Called once the review's task has ended (its events are written); `False` when its
+    run had ended already (the review finished before the stop reached it).
+    """
+    ids = {"thread_id": review.thread_id, "task_id": review.task_id, "run_id": review.run_id}
+    async with stores.db.transaction():
+        record = await stores.runs.get(review.run_id)
+        if record is None or record.status not in ("running", DEFERRED):
+            return False
+        if stop.deferred:
+            await stores.runs.defer(review.run_id)
+            closing = event("review_deferred", reason=stop.reason, **ids)
+        else:
+            await stores.runs.finish(review.run_id, "cancelled", error=stop.reason)
+            closing = event("review_skipped", reason=stop.reason, **ids)
+        await stores.audit.append(review.thread_id, review.run_id, closing)
+    return True
+
+
+async def _start_review(run: _Run, *, again: bool) -> Event:
+    if not again:  # its row was written with the turn's end
+        return await run.record("review_started", {})
+    async with run.stores.db.transaction():
+        if not await run.stores.runs.undefer(run.run_id):
+            raise ThreadRunning(f"review {run.run_id!r} is no longer deferred")
+        return await run.record("review_started", {})
+
+
+async def _answered_state(graph: DuckGraph, review: ReviewRef) -> dict[str, Any] | None:
+    """The reviewers' input: the state at the answer, if its review is still due."""
+    snapshot = await graph.aget_state(thread_config(review.thread_id, review.checkpoint_id))
+    values = snapshot.values
     if not values.get("review_due"):
-        return None  # reviewed already (or the thread moved on): nothing to do
-    state = DuckState(**{k: v for k, v in values.items() if k in _STATE_FIELDS})
-    first = route_after_answer(dataclasses.replace(state, review_due=False))
-    return None if first == "__end__" else first
+        return None  # reviewed already (or no such turn): nothing to do
+    return {**{k: v for k, v in values.items() if k in _STATE_FIELDS}, "review_due": False}
+
+
+def _merge_updates(found: dict[str, Any]) -> ChunkSink:
+    def merge(mode: str, chunk: Any) -> None:
+        for update in chunk.values() if isinstance(chunk, dict) else ():
+            if isinstance(update, dict):
+                found.update(update)
+
+    return merge
+
+
+async def _write_back(graph: DuckGraph, review: ReviewRef, found: dict[str, Any]) -> None:
+    """The reviewers' results into the thread's state, if it is still at the answer."""
+    if await answered_checkpoint(graph, review.thread_id) != review.checkpoint_id:
+        return  # the thread moved on: the next turn started afresh
+    update = {**found, "review_due": False}
+    await graph.aupdate_state(thread_config(review.thread_id), update, as_node="memory_policy")
 
 
 _STATE_FIELDS = frozenset(f.name for f in dataclasses.fields(DuckState))
@@ -343,12 +435,10 @@ async def _finish(run: _Run, review: ReviewRef | None = None) -> Event:
         return await run.record("done", done_fields(run.status, run.answer))
 
 
-async def _finish_review(run: _Run, skipped: str | None = None) -> Event:
+async def _finish_review(run: _Run) -> Event:
     await run.buffer.flush()
     async with run.stores.db.transaction():
-        await run.stores.runs.finish(run.run_id, run.status, error=skipped or run.error)
-        if skipped is not None:
-            return await run.record("review_skipped", {"reason": skipped})
+        await run.stores.runs.finish(run.run_id, run.status, error=run.error)
         return await run.record("review_finished", {"status": run.status})
 
 

@@ -34,6 +34,10 @@ class RunRecord:
     """`turn`, or `review`: the critic and memory policy run behind a turn's answer."""
 
 
+DEFERRED = "deferred"
+"""A review run's status while it waits for its thread to be idle (`ducklm.runtime.reviews`)."""
+
+
 class Runs:
     """The `runs` table.
 
@@ -70,21 +74,50 @@ class Runs:
             (status, time.time(), answer, error, run_id),
         )
 
+    async def defer(self, run_id: str) -> None:
+        """Record that the review run `run_id` waits for its thread to be idle (`DEFERRED`).
+
+        A deferred run does not hold its thread: the next turn may start.
+        """
+        await self._db.execute(
+            "UPDATE runs SET status = 'deferred' WHERE run_id = ? AND status = 'running'",
+            (run_id,),
+        )
+
+    async def undefer(self, run_id: str) -> bool:
+        """Record that the deferred run `run_id` runs again; `False` if it was not deferred.
+
+        Raises:
+            ThreadRunning: Another run of its thread is running (the unique index).
+        """
+        try:
+            changed = await self._db.execute(
+                "UPDATE runs SET status = 'running' WHERE run_id = ? AND status = 'deferred'",
+                (run_id,),
+            )
+        except (sqlite3.IntegrityError, psycopg.errors.UniqueViolation):
+            raise ThreadRunning("the conversation is already running a task") from None
+        return changed > 0
+
     async def running(self) -> list[tuple[RunRecord, str | None]]:
-        """Runs recorded as running, each with the process that owns it, oldest first."""
+        """Runs recorded as running (or deferred), each with the process that owns it.
+
+        Oldest first. A deferred review run belongs to its process as a running one does.
+        """
         rows = await self._db.fetchall(
-            f"SELECT {_COLUMNS}, owner FROM runs WHERE status = 'running' ORDER BY started_at"
+            f"SELECT {_COLUMNS}, owner FROM runs WHERE status IN ('running', 'deferred') "
+            "ORDER BY started_at"
         )
         return [(RunRecord(*row[:-1]), row[-1]) for row in rows]
 
     async def mark_interrupted(self, run_id: str, reason: str) -> bool:
-        """Record that `run_id` stopped because its process died; `False` if it was not running.
+        """Record that `run_id` stopped because its process died; `False` if it had ended.
 
         Two processes starting at once may both find the run: only one of them marks it.
         """
         changed = await self._db.execute(
             "UPDATE runs SET status = 'interrupted', finished_at = ?, error = ? "
-            "WHERE run_id = ? AND status = 'running'",
+            "WHERE run_id = ? AND status IN ('running', 'deferred')",
             (time.time(), reason, run_id),
         )
         return changed > 0

@@ -1,10 +1,11 @@
 """The answer first: `done` comes with the answer, the critic and memory policy behind it.
 
 Through the whole graph on the scripted server: the review's model calls come after
-`done`, in a review run of their own; the next message on the thread waits for it; a
-review stopped by closing DuckLM, or by its process dying, is recorded as skipped and
-leaves the turn's answer and task alone; with `review_behind` off the turn reviews
-itself before `done`, as a graph served without the runner does.
+`done`, in a review run of their own; a message or a revert on the thread during a
+review starts at once, and the review is deferred and runs after it, judging its own
+turn; a person may skip it; a review stopped by closing DuckLM, or by its process dying,
+is recorded as skipped and leaves the turn's answer and task alone; with `review_behind`
+off the turn reviews itself before `done`, as a graph served without the runner does.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import asyncio
 import json
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,10 +23,16 @@ from ducklm.config.settings import Settings
 from ducklm.runtime.facade import DuckLM, NotWaitingError
 from ducklm.runtime.operator import open_operator_stores
 from ducklm.runtime.recovery import INTERRUPTED_BY_RESTART
+from ducklm.runtime.reviews import (
+    DEFERRED_FOR_EARLIER,
+    DEFERRED_FOR_MESSAGE,
+    DEFERRED_FOR_REVERT,
+    SKIPPED_BY_PERSON,
+)
 from ducklm.runtime.runner import REVIEW_STOPPED
 from ducklm.stores import Runs
 from ducklm.stores.owner import ProcessOwner
-from tests.support.scripted_llm import Reply, ScriptedLLM, reply
+from tests.support.scripted_llm import Reply, ScriptedLLM, call, reply
 
 CRITIQUE = {"score": 0.8, "summary": "answered the question"}
 
@@ -46,9 +54,13 @@ class Reviewers:
         if schema == "MemoryProposal":
             self.order.append("memory")
             return reply(json.dumps({"should_store": False}), delay_s=self.review_delay_s)
-        last = body["messages"][-1]["content"]
-        self.order.append(f"turn: {last}")
-        return reply(f"An answer to {last}")
+        last = body["messages"][-1]
+        if last["role"] == "tool":
+            return reply("Made it.")
+        self.order.append(f"turn: {last['content']}")
+        if last["content"] == WRITE:
+            return reply(tool_calls=[call("shell_exec", command="echo hi > new.txt")])
+        return reply(f"An answer to {last['content']}")
 
 
 @pytest.fixture
@@ -68,6 +80,7 @@ def kinds(llm: ScriptedLLM) -> list[str]:
 
 # "Explain" keeps the router's critic on (it leaves chit-chat unreviewed).
 QUESTION = "Explain what a duck is."
+WRITE = "Write hi into new.txt."
 
 
 async def test_done_comes_before_the_review_which_runs_as_its_own_run(
@@ -98,18 +111,86 @@ async def test_done_comes_before_the_review_which_runs_as_its_own_run(
     assert state is not None and state.critique is not None and not state.review_due
 
 
-async def test_the_next_message_waits_for_the_review_of_the_last(
+async def review_events(duck: DuckLM, thread_id: str, run_id: str) -> list[dict[str, Any]]:
+    return [r.data for r in await duck.events(thread_id) if r.run_id == run_id]
+
+
+async def test_a_message_during_a_review_starts_at_once_and_the_review_runs_after(
     duck: DuckLM, llm: ScriptedLLM, reviewers: Reviewers
 ) -> None:
-    reviewers.review_delay_s = 0.3
+    reviewers.review_delay_s = 1.0
     await duck.run(QUESTION, thread_id="t")
-    second = await duck.run("Explain what a goose is.", thread_id="t")
+    assert await asyncio.to_thread(reviewers.critic_asked.wait, 30)
+    assert duck.review_state("t") == "reviewing"
 
+    second = await duck.run("Explain what a goose is.", thread_id="t")
     assert second.status == "completed"
-    first_turn_reviewed = reviewers.order.index("memory")
-    assert reviewers.order.index("turn: Explain what a goose is.") > first_turn_reviewed
     await duck.reviewed("t")
-    assert [r.kind for r in await duck.runs("t")] == ["turn", "review", "turn", "review"]
+
+    # The second turn went to the model while the first review's critic was still out;
+    # that review ran again after it, then the second turn's own.
+    goose = "turn: Explain what a goose is."
+    assert reviewers.order == [f"turn: {QUESTION}", "critic", goose, *["critic", "memory"] * 2]
+    first_review, second_review = [r for r in await duck.runs("t") if r.kind == "review"]
+    assert (first_review.status, second_review.status) == ("completed", "completed")
+    types = [
+        (e["type"], e.get("reason")) for e in await review_events(duck, "t", first_review.run_id)
+    ]
+    assert types[:3] == [
+        ("review_started", None),
+        ("review_deferred", DEFERRED_FOR_MESSAGE.reason),
+        ("review_started", None),
+    ]
+    assert types[-1] == ("review_finished", None)
+    later = await review_events(duck, "t", second_review.run_id)
+    assert (
+        later[0]["type"] == "review_deferred" and later[0]["reason"] == DEFERRED_FOR_EARLIER.reason
+    )
+    # Each review judged its own turn: the first one's critic saw the duck, not the goose.
+    critics = [r for r in llm.requests if "Critique" in json.dumps(r.get("response_format"))]
+    assert "goose" not in json.dumps(critics[1]["messages"])
+    assert "goose" in json.dumps(critics[2]["messages"])
+    state = await duck.state("t")
+    assert state is not None and state.critique is not None and not state.review_due
+
+
+async def test_a_revert_during_a_review_goes_ahead_and_the_review_runs_after(
+    duck: DuckLM, reviewers: Reviewers, workspace: Path
+) -> None:
+    reviewers.review_delay_s = 1.0
+    written = await duck.run(WRITE, thread_id="t")
+    assert written.status == "completed", written.events
+    assert await asyncio.to_thread((workspace / "new.txt").exists)
+    assert await asyncio.to_thread(reviewers.critic_asked.wait, 30)
+
+    undone = await duck.undo("t")
+
+    assert undone.summary()["files"] == [{"path": "new.txt", "action": "removed"}]
+    assert not await asyncio.to_thread((workspace / "new.txt").exists)
+    await duck.reviewed("t")
+    (review,) = [r for r in await duck.runs("t") if r.kind == "review"]
+    assert review.status == "completed"
+    reasons = [e.get("reason") for e in await review_events(duck, "t", review.run_id)]
+    assert DEFERRED_FOR_REVERT.reason in reasons
+
+
+async def test_a_skipped_review_is_recorded_as_skipped_by_the_person(
+    duck: DuckLM, reviewers: Reviewers
+) -> None:
+    reviewers.review_delay_s = 5.0
+    result = await duck.run(QUESTION, thread_id="t")
+    assert await asyncio.to_thread(reviewers.critic_asked.wait, 30)
+
+    assert await duck.skip_review("t") == 1
+
+    assert duck.review_state("t") == "idle"
+    _, review = await duck.runs("t")
+    assert (review.kind, review.status, review.error) == ("review", "cancelled", SKIPPED_BY_PERSON)
+    closing = (await duck.events("t"))[-1]
+    assert (closing.type, closing.data["reason"]) == ("review_skipped", SKIPPED_BY_PERSON)
+    task = await duck.task(result.task_id)
+    assert task is not None and (task.status, task.answer) == ("completed", result.answer)
+    assert await duck.skip_review("t") == 0
 
 
 async def test_a_review_stopped_by_closing_is_recorded_as_skipped(
