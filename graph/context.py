@@ -21,6 +21,7 @@ from ducklm.kit.secrets import SecretVault
 from ducklm.learning.skills import SkillRegistry
 from ducklm.mcp.servers import McpServers
 from ducklm.memory import MemoryStore
+from ducklm.memory.warmup import Warmup
 from ducklm.models.clients import ModelRoles
 from ducklm.models.prompts import Prompts
 from ducklm.models.tokens import BatchTokenCounter
@@ -29,6 +30,7 @@ from ducklm.stores.experience import ExperienceLog
 from ducklm.tools.commands.policy import CommandPolicy
 from ducklm.tools.registry import ToolRegistry
 from ducklm.tools.sandbox.runner import Protection
+from ducklm.turn.choosing.selector import ToolSelector
 from ducklm.undo.service import WorkspaceUndo
 
 
@@ -56,6 +58,9 @@ class DuckContext:
     """Long-term memory (records in SQLite, vectors in Qdrant)."""
     episodes: MemoryStore | None = None
     """Every user and assistant message as it was said (`ducklm.memory.episodes`)."""
+    embeddings: Warmup = field(default_factory=Warmup)
+    """Whether the embedding model has loaded (`ducklm.memory.warmup`): while it loads,
+    a turn goes on without recall rather than wait."""
     experience: ExperienceLog
     """The critic's reflections."""
     skills: SkillRegistry
@@ -73,6 +78,8 @@ class DuckContext:
     """Workspace checkpoints and undo (`ducklm.undo`); `None` when turned off."""
     mcp: McpServers = field(default_factory=McpServers.empty)
     """The MCP servers of the config file, started by the first turn that needs them."""
+    selector: ToolSelector = field(default_factory=ToolSelector)
+    """Chooses a turn's tool by meaning; its classifier is trained on first use."""
     notices: OnceNotices = field(default_factory=OnceNotices)
     """Notices shown once per conversation (a reviewer that keeps failing)."""
     critic_enabled: bool = True

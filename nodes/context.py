@@ -45,7 +45,9 @@ async def prepare_turn(state: DuckState, runtime: Runtime[DuckContext]) -> dict[
     # longer allowed raises WorkspaceError, and the run fails with its message.
     workspace = str(await resolve_workspace(ctx.settings, state.workspace))
     task = latest_request(state.messages)
-    embed = ctx.memory.embedder.embed if ctx.memory is not None else None
+    # While the embedding model loads, skills and MCP tools are chosen by their words only.
+    ready = ctx.memory is not None and not ctx.embeddings.loading
+    embed = ctx.memory.embedder.embed if ready and ctx.memory is not None else None
     skills = await ctx.skills.select(task, embed=embed)
     mcp_tools = await _start_mcp(ctx, task, embed, runtime)
     fresh: dict[str, Any] = {

@@ -12,7 +12,8 @@ Beside the facts it searches the episodes (what was said in the workspace's othe
 conversations; this one's are in the history), with a budget of its own: the best
 `EPISODES` above `EPISODE_MIN_SCORE`, never shown to the recall role. A request that
 names a time ("last week", "in May") searches within it first, and everywhere when
-nothing was said then.
+nothing was said then. While the embedding model is still loading (`ducklm serve` warms
+it up in the background) the turn goes on without recall, and says so (`recall_skipped`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from ducklm.graph.state import DuckState
 from ducklm.kit.events import emit
 from ducklm.memory import MemoryHit, MemoryStore, SearchResult
 from ducklm.memory.dates import Window, find_window_async
+from ducklm.memory.warmup import STILL_LOADING
 from ducklm.nodes.route import rules_route
 from ducklm.turn.prompting.recalled import SPEAKERS
 from ducklm.turn.prompting.structured import ask_validated, system_prompt, with_system
@@ -65,6 +67,9 @@ async def recall_memories(state: DuckState, runtime: Runtime[DuckContext]) -> di
     request = latest_request(state.messages)
     wanted = rules_route(state, ctx).recall  # the router's rules (it runs beside this node)
     if ctx.memory is None or not request.strip() or not wanted:
+        return {"recalled": []} if state.recalled else {}
+    if ctx.embeddings.loading:  # a person waits for this turn; the model may take 40 s
+        emit(runtime, "recall_skipped", reason=STILL_LOADING)
         return {"recalled": []} if state.recalled else {}
     thread_id = runtime.execution_info.thread_id if runtime.execution_info else None
     where = Where(state.workspace or str(ctx.settings.workspace), thread_id)

@@ -32,6 +32,8 @@ def create_app(settings: Settings) -> FastAPI:
         app.state.token = await load_token(settings)
         async with DuckLM.open(settings) as duck:
             app.state.duck = duck
+            # The embedding model loads behind the server, not before it (`/health` says).
+            duck.warm_up()
             app.state.hub = hub = TaskHub(duck)
             hub.watch_cancels()
             # Old checkpoints go in the background: the server answers meanwhile.

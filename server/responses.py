@@ -239,6 +239,9 @@ class HealthChecks(BaseModel):
     """The checks behind `/health`."""
 
     model_servers: list[ServerCheck]
+    embeddings: str = "cold"
+    """The embedding model: `loading` (turns go on without recall meanwhile), `ready`,
+    `failed: <why>`, or `cold` (not warmed up: it loads at the first turn that needs it)."""
 
 
 class Health(BaseModel):

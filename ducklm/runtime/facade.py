@@ -23,7 +23,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 
 from ducklm.config.settings import Settings, load_settings
-from ducklm.graph.builder import DuckGraph, build_graph, build_review_graph
+from ducklm.graph.builder import DuckGraph, ReviewGraph, build_graph, build_review_graph
 from ducklm.graph.context import DuckContext
 from ducklm.graph.dependencies import Dependencies, open_dependencies
 from ducklm.graph.state import DuckState
@@ -110,7 +110,7 @@ class DuckLM:
         self.episode_writer = None if episodes is None else EpisodeWriter(episodes, load)
         """Indexes each ended run's messages behind it (`ducklm.memory.episodes`)."""
         review_context = deps.context.for_run(review_behind=True)
-        reviewers: DuckGraph = build_review_graph().compile(name="ducklm-review")
+        reviewers: ReviewGraph = build_review_graph().compile(name="ducklm-review")
         self.reviews = Reviews(
             lambda ref: stream_review(
                 graph, reviewers, ref, context=review_context, stores=deps.stores
@@ -149,9 +149,20 @@ class DuckLM:
             try:
                 yield duck
             finally:
+                await duck.context.embeddings.aclose()
                 await duck.reviews.aclose()  # each one stopped is recorded as skipped
                 if duck.episode_writer is not None:  # what is queued lands before closing
                     await duck.episode_writer.aclose()
+
+    def warm_up(self) -> None:
+        """Load the embedding model in the background; returns at once.
+
+        `ducklm serve` calls it as it starts: its state is in `/health`, and turns
+        that start before it is ready go on without recall (`ducklm.memory.warmup`).
+        """
+        memory = self._deps.context.memory
+        if memory is not None:
+            self._deps.context.embeddings.start(memory.embedder)
 
     @property
     def settings(self) -> Settings:
@@ -624,7 +635,7 @@ class DuckLM:
         # starting now overlaps the encode with the database writes and the graph's
         # start, and the embedder's query cache hands the vector to both.
         memory = self._deps.context.memory
-        if memory is None or not message.strip():
+        if memory is None or not message.strip() or self._deps.context.embeddings.loading:
             return
         prefetch = asyncio.create_task(memory.embedder.embed([message]))
         self._prefetches.add(prefetch)

@@ -17,11 +17,13 @@ health_router = APIRouter(tags=["status"], responses=errors(400, 413))
 
 @health_router.get("/health")
 async def health(duck: Duck) -> Health:
-    """Whether DuckLM is up, and whether its model servers answer (nothing secret)."""
+    """Whether DuckLM is up, whether its model servers answer, and the embedding model."""
     servers = await ping(duck)
+    embeddings = duck.context.embeddings.state
+    healthy = all(s.ok for s in servers) and not embeddings.startswith("failed")
     return Health(
-        status="ok" if all(s.ok for s in servers) else "degraded",
-        checks=HealthChecks(model_servers=servers),
+        status="ok" if healthy else "degraded",
+        checks=HealthChecks(model_servers=servers, embeddings=embeddings),
     )
 
 
