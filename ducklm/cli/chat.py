@@ -64,15 +64,35 @@ class ConversationDoor(Protocol):
         """The question the thread waits at: its interrupt id and request."""
         ...
 
+    def review_pending(self, thread_id: str) -> bool:
+        """Whether a review behind the thread's answer is left to this process to run."""
+        ...
+
+    async def finish_review(self, thread_id: str) -> None:
+        """Return once the thread's reviews have run."""
+        ...
+
+    async def skip_review(self, thread_id: str) -> int:
+        """Skip the thread's reviews (recorded as skipped by the person)."""
+        ...
+
+
+REVIEWING = "ducklm: reviewing... (the critic and memory policy; Ctrl-C skips)"
+REVIEW_SKIPPED = "ducklm: review skipped"
+
 
 async def cmd_chat(door: ConversationDoor, args: argparse.Namespace) -> int:
     """`ducklm chat`."""
     flags: dict[str, Any] = {"critic": not args.no_critic, "memory": not args.no_memory}
-    if args.message is not None:
-        stream = door.stream(args.message, thread_id=args.thread, **flags)
-        return await print_run(stream, ConsolePrinter(as_json=args.json))
     # A uuid4, as `ducklm.runtime.facade.new_thread_id` makes them (importing it loads the graph).
-    return await _interactive(door, args.thread or str(uuid.uuid4()), flags, args.json)
+    thread_id = args.thread or str(uuid.uuid4())
+    if args.message is not None:
+        stream = door.stream(args.message, thread_id=thread_id, **flags)
+        code = await print_run(stream, ConsolePrinter(as_json=args.json))
+    else:
+        code = await _interactive(door, thread_id, flags, args.json)
+    await finish_review(door, thread_id)
+    return code
 
 
 async def cmd_resume(door: ConversationDoor, args: argparse.Namespace) -> int:
@@ -86,7 +106,9 @@ async def cmd_resume(door: ConversationDoor, args: argparse.Namespace) -> int:
     stream = door.resume(
         args.thread, decisions, critic=not args.no_critic, memory=not args.no_memory
     )
-    return await print_run(stream, printer)
+    code = await print_run(stream, printer)
+    await finish_review(door, args.thread)
+    return code
 
 
 async def cmd_password(door: ConversationDoor, args: argparse.Namespace) -> int:
@@ -97,6 +119,27 @@ async def cmd_password(door: ConversationDoor, args: argparse.Namespace) -> int:
     await door.pending_request(args.thread)  # fail before prompting when nothing waits
     secret = await asyncio.to_thread(read_secret)
     return await print_run(door.provide_password(args.thread, secret), printer)
+
+
+async def finish_review(door: ConversationDoor, thread_id: str) -> None:
+    """Run the review behind the answer before the command exits; Ctrl-C skips it.
+
+    Run in-process, the critic and memory policy come after the printed answer: a
+    command that exited at once would leave them to the next start, which records them
+    as interrupted, and the memory policy would never run. Ctrl-C records them as
+    skipped by the person, and the command ends as its run did.
+    """
+    if not door.review_pending(thread_id):
+        return  # none due, or the server runs it
+    print(REVIEWING, file=sys.stderr, flush=True)
+    try:
+        await door.finish_review(thread_id)
+    except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels the command's task
+        current = asyncio.current_task()
+        if current is None or current.uncancel() > 0:
+            raise  # cancelled for another reason too: that goes on
+        await door.skip_review(thread_id)
+        print(REVIEW_SKIPPED, file=sys.stderr, flush=True)
 
 
 def make_decisions(kind: str, raw_args: str | None, message: str | None, count: int) -> Decisions:

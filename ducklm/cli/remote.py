@@ -102,6 +102,17 @@ class RemoteConversations:
         _, interrupt_id, request = await self._question(thread_id)
         return interrupt_id, request
 
+    def review_pending(self, thread_id: str) -> bool:
+        """Never: the server runs the reviews behind its answers."""
+        return False
+
+    async def finish_review(self, thread_id: str) -> None:
+        """Nothing to wait for here (the server's reviews go on without this command)."""
+
+    async def skip_review(self, thread_id: str) -> int:
+        """Nothing to skip here (see `review_pending`)."""
+        return 0
+
     async def _password(self, thread_id: str, body: dict[str, Any]) -> AsyncIterator[Event]:
         task_id, _, request = await self._question(thread_id)
         if not is_password_request(request):
