@@ -2,7 +2,8 @@
 # Debian packages DuckLM needs beside its Python ones: bubblewrap (the command sandbox);
 # with --test also chromium (the browser the web-chat tests drive through Playwright) and
 # postgresql (the server the PostgreSQL backend's tests run on; scripts/test-postgres.sh
-# starts it), the npm MCP servers the MCP tests start (tests/mcp_servers, `npm ci`) and
+# starts it), the npm MCP servers the MCP tests start (tests/mcp_servers, `npm ci`), the
+# MCP conformance suite with the Node 22 it needs (tests/mcp_conformance, `npm ci`) and
 # agent-chat-ui, installed and built for its browser test (tests/agent_chat_ui, `npm ci`
 # then build.sh, again whenever its package-lock.json changes).
 # Installs what is missing; without root or sudo, says what to install instead.
@@ -17,6 +18,9 @@ if [ "${1:-}" = "--test" ] && command -v npm >/dev/null 2>&1; then
   servers="$(dirname "$0")/../tests/mcp_servers"
   [ -d "$servers/node_modules/@modelcontextprotocol" ] ||
     npm ci --prefix "$servers" --no-audit --no-fund --loglevel=error
+  conformance="$(dirname "$0")/../tests/mcp_conformance"
+  [ "$conformance/node_modules/.package-lock.json" -nt "$conformance/package-lock.json" ] ||
+    npm ci --prefix "$conformance" --no-audit --no-fund --loglevel=error
   ui="$(dirname "$0")/../tests/agent_chat_ui"
   [ "$ui/node_modules/.package-lock.json" -nt "$ui/package-lock.json" ] ||
     npm ci --prefix "$ui" --no-audit --no-fund --loglevel=error
