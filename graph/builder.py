@@ -45,6 +45,8 @@ from ducklm.nodes.turn_start import start_turn
 
 Node = Callable[[DuckState, Runtime[DuckContext]], Awaitable[dict[str, Any]]]
 DuckGraph = CompiledStateGraph[DuckState, DuckContext, InputState, DuckState]
+ReviewGraph = CompiledStateGraph[DuckState, DuckContext, DuckState, DuckState]
+"""`build_review_graph` compiled: its input is a whole state."""
 R = TypeVar("R")
 
 

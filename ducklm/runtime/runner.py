@@ -33,7 +33,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, Interrupt
 
-from ducklm.graph.builder import DuckGraph
+from ducklm.graph.builder import DuckGraph, ReviewGraph
 from ducklm.graph.context import DuckContext
 from ducklm.graph.state import DuckState
 from ducklm.kit.events import UNAUDITED, Event, EventType, RunStatus, done_fields, event
@@ -215,7 +215,7 @@ async def stream_run(
 
 async def stream_review(
     graph: DuckGraph,
-    reviewers: DuckGraph,
+    reviewers: ReviewGraph,
     review: ReviewRef,
     *,
     context: DuckContext,
@@ -354,7 +354,7 @@ def _chunk(
 
 async def _graph_events(
     run: _Run,
-    graph: DuckGraph,
+    graph: DuckGraph | ReviewGraph,
     graph_input: Any,
     config: RunnableConfig,
     context: DuckContext,

@@ -68,11 +68,12 @@ async def test_skills_and_experience(served: Served, llm: ScriptedLLM) -> None:
         "score": 0.7, "summary": "fine", "what_worked": ["short"], "what_failed": [],
         "reusable_lesson": "keep it short", "suggested_skill_patch": None, "confidence": 0.6,
     }  # fmt: skip
-    llm.script(reply("Paris."), reply(json.dumps(reflection)), reply("You're welcome."))
+    llm.script(reply("Paris."), reply(json.dumps(reflection)))
     asked = await client.post("/v1/chat", json={"message": "capital of France?", "memory": False})
-    # The critic runs behind the answer; the next message on the thread waits for it.
-    thread = {"conversation_id": asked.json()["conversation_id"], "critic": False, "memory": False}
-    await client.post("/v1/chat", json={"message": "thanks", **thread})
+    # The critic runs behind the answer; the conversation's review state says when it ended.
+    review = f"/v1/conversations/{asked.json()['conversation_id']}/review"
+    while (await client.get(review)).json()["state"] != "idle":  # noqa: ASYNC110  polled over HTTP
+        await asyncio.sleep(0.05)
     (record,) = (await client.get("/v1/experience")).json()
     assert record["lesson"] == "keep it short"
 
