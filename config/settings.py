@@ -65,6 +65,9 @@ class Settings(BaseSettings):
     """Budget for selected skills."""
     max_action_steps: int = Field(default=4, ge=1, le=64)
     """How many times the action role may call tools in one turn before the thinker answers."""
+    tool_selector: bool = True
+    """Choose the tool by meaning (a classifier over exemplars, `ducklm.turn.choosing`) where
+    the rule shortcuts find no call, on an action role that writes JSON directives."""
     max_tool_output_chars: int = Field(default=8000, ge=256)
     """Tool output kept in state and shown to the model; the full text goes to the audit log."""
     file_tool_timeout_s: float = Field(default=30.0, gt=0, le=3600)

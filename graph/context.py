@@ -30,6 +30,7 @@ from ducklm.stores.experience import ExperienceLog
 from ducklm.tools.commands.policy import CommandPolicy
 from ducklm.tools.registry import ToolRegistry
 from ducklm.tools.sandbox.runner import Protection
+from ducklm.turn.choosing.selector import ToolSelector
 from ducklm.undo.service import WorkspaceUndo
 
 
@@ -77,6 +78,8 @@ class DuckContext:
     """Workspace checkpoints and undo (`ducklm.undo`); `None` when turned off."""
     mcp: McpServers = field(default_factory=McpServers.empty)
     """The MCP servers of the config file, started by the first turn that needs them."""
+    selector: ToolSelector = field(default_factory=ToolSelector)
+    """Chooses a turn's tool by meaning; its classifier is trained on first use."""
     notices: OnceNotices = field(default_factory=OnceNotices)
     """Notices shown once per conversation (a reviewer that keeps failing)."""
     critic_enabled: bool = True

@@ -26,6 +26,7 @@ from langgraph.channels import DeltaChannel
 from langgraph.graph.message import _messages_delta_reducer
 
 from ducklm.tools.trust import Taint
+from ducklm.turn.choosing.selector import Selection
 from ducklm.turn.coding.proposals import CodeProposal, CoderFailure, Proposal, as_proposal
 from ducklm.turn.planning.plans import Plan, PlanStep, StepResults, StepStatuses
 from ducklm.turn.router import Route
@@ -36,6 +37,7 @@ Messages = Annotated[list[AnyMessage], DeltaChannel(_messages_delta_reducer)]
 CHECKPOINT_TYPES: tuple[type, ...] = (
     Route,
     Shortcut,
+    Selection,
     Plan,
     PlanStep,
     CodeProposal,

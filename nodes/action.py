@@ -3,7 +3,9 @@
 Every step ends with an `action_decided` event (`ducklm/turn/action_decision.py`). When
 the router found a rule shortcut for the request (`Route.shortcut`), the turn's first
 step is that call, made without asking the model (`shortcut` in the event); for the
-`NO_TOOL` shortcut it is no call, and the thinker answers.
+`NO_TOOL` shortcut it is no call, and the thinker answers. When the route chose the tool
+by meaning (`Route.selected`), the model fills only that tool's arguments
+(`fill_arguments`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from langgraph.runtime import Runtime
 
 from ducklm.graph.state import DuckState
 from ducklm.kit.events import TokenSender
-from ducklm.nodes.action_json import decide_with_directive
+from ducklm.nodes.action_json import decide_with_directive, fill_arguments
 from ducklm.turn.action_decision import report_decision, report_message
 from ducklm.turn.planning.text import step_brief
 from ducklm.turn.prompting.messages import offered_tools, role_messages
@@ -31,6 +33,7 @@ from ducklm.turn.shortcuts import NO_TOOL
 
 if TYPE_CHECKING:
     from ducklm.graph.context import DuckContext
+    from ducklm.turn.choosing.selector import Selection
 
 
 async def decide_action(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
@@ -45,6 +48,8 @@ async def decide_action(state: DuckState, runtime: Runtime[DuckContext]) -> dict
     elif (call := shortcut_call(state, ctx)) is not None:
         report_decision(runtime, mode=mode, calls=[call], text="", in_step=False, shortcut=True)
         update = {"messages": [AIMessage(content="", tool_calls=[call])]}
+    elif mode == "json" and (selected := _selected(state)) is not None:
+        update = await fill_arguments(state, runtime, selected)
     elif mode == "json":
         update = await decide_with_directive(state, runtime)
     else:
@@ -93,6 +98,12 @@ def shortcut_call(state: DuckState, ctx: DuckContext) -> ToolCall | None:
         return None
     call_id = f"call_{uuid.uuid4().hex[:12]}"
     return ToolCall(name=shortcut.tool, args=dict(shortcut.args), id=call_id, type="tool_call")
+
+
+def _selected(state: DuckState) -> Selection | None:
+    """The tool the route chose by meaning, at the turn's first step."""
+    selected = state.route.selected if state.route is not None else None
+    return selected if first_step(state) else None
 
 
 def first_step(state: DuckState) -> bool:

@@ -10,16 +10,24 @@ the directive as written, and whether it was repaired.
 
 The older envelope `{"reasoning", "actions": [...]}` (several calls at once) is still read,
 for models that write it from the prompt alone.
+
+When the route chose the tool by meaning (`Route.selected`), `fill_arguments` offers the
+model that tool alone, under a grammar without "answer", with the nearest exemplars of
+that tool as the examples; the paths it writes are resolved against the workspace's names
+(`ducklm.turn.choosing.names`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import openai
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.messages.tool import ToolCall
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
@@ -32,7 +40,14 @@ from ducklm.models.prompts import Prompts
 from ducklm.models.roles import StructuredOutput
 from ducklm.tools.registry import ToolRegistry
 from ducklm.turn.action_decision import report_decision
-from ducklm.turn.directive_schema import ANSWER, directive_examples, directive_schema
+from ducklm.turn.choosing.names import Names, resolve_args, workspace_names
+from ducklm.turn.choosing.selector import Selection
+from ducklm.turn.directive_schema import (
+    ANSWER,
+    call_schema,
+    directive_examples,
+    directive_schema,
+)
 from ducklm.turn.planning.text import step_brief
 from ducklm.turn.prompting.messages import offered_tools, role_messages
 from ducklm.turn.prompting.structured import (
@@ -59,6 +74,9 @@ REPAIR_REQUEST = (
 )
 CUT_OFF = "the reply reached the output limit ({limit} tokens) before its JSON ended"
 GAVE_UP_NOTE = "The action model gave no usable directive ({problem}); no tools were used."
+NO_ARGUMENTS_NOTE = (
+    "The action model gave no usable arguments for {tool} ({problem}); no tools were used."
+)
 
 
 @dataclass
@@ -86,7 +104,7 @@ async def decide_with_directive(state: DuckState, runtime: Runtime[DuckContext])
     ) + step_brief(state)
     system_message, *history = await role_messages(state, ctx, system)
     messages = [system_message, *directive_examples(tools), *history]
-    asked = await _ask_with_repair(ctx, messages, tools)
+    asked = await _ask_with_repair(ctx, messages, tools, directive_schema(tools))
     in_step = bool(state.current_step)
     update = _apply(asked.directive, runtime, in_step=in_step) if asked.directive else {}
     report_decision(
@@ -103,6 +121,60 @@ async def decide_with_directive(state: DuckState, runtime: Runtime[DuckContext])
         note = {"note": GAVE_UP_NOTE.format(problem=asked.problem)}
         return {"observations": [*state.observations, note]}
     return update
+
+
+async def fill_arguments(
+    state: DuckState, runtime: Runtime[DuckContext], selected: Selection
+) -> dict[str, Any]:
+    """The call to the tool chosen by meaning: the model writes only its arguments."""
+    ctx = runtime.context
+    offered = offered_tools(state, ctx)
+    tools = offered.without(n for n in offered.names if n != selected.tool)
+    system = directive_prompt(
+        ctx.prompts,
+        tools,
+        structured_output=ctx.models.config("action").structured_output,
+        workspace=state.workspace,
+        max_steps=ctx.settings.max_action_steps,
+    )
+    system_message, *history = await role_messages(state, ctx, system)
+    messages = [system_message, *_nearest_examples(ctx, selected), *history]
+    asked = await _ask_with_repair(ctx, messages, tools, call_schema(tools))
+    calls = asked.directive.calls if asked.directive else []
+    if calls:
+        names = await asyncio.to_thread(workspace_names, Path(state.workspace))
+        calls = [_resolved(c, state.task, names) for c in calls]
+    report_decision(
+        runtime,
+        mode="json",
+        calls=calls,
+        text=asked.text,
+        in_step=False,
+        repaired=asked.repaired,
+        problem=asked.problem,
+        usable=bool(calls),
+    )
+    if not calls:
+        problem = asked.problem or "no call"
+        note = {"note": NO_ARGUMENTS_NOTE.format(tool=selected.tool, problem=problem)}
+        return {"observations": [*state.observations, note]}
+    return {"messages": [AIMessage(content="", tool_calls=calls)]}
+
+
+def _resolved(call: ToolCall, request: str, names: Names) -> ToolCall:
+    args = resolve_args(call["name"], call["args"], request, names)
+    return ToolCall(name=call["name"], args=args, id=call["id"], type="tool_call")
+
+
+def _nearest_examples(ctx: DuckContext, selected: Selection) -> list[BaseMessage]:
+    """The chosen tool's nearest exemplars as request/call turns, the nearest last."""
+    messages: list[BaseMessage] = []
+    for request in reversed(selected.examples):
+        exemplar = ctx.selector.exemplar(request)
+        if exemplar is not None:
+            call = {"tool": exemplar.tool, "args": exemplar.args}
+            messages += [HumanMessage(request), AIMessage(json.dumps(call))]
+    return messages
 
 
 def directive_prompt(
@@ -135,11 +207,13 @@ class Asked:
     """The directive is the answer to the repair request."""
 
 
-async def _ask_with_repair(ctx: DuckContext, messages: list[Any], tools: ToolRegistry) -> Asked:
-    """Ask for a directive; an unusable one goes back once with its problem shown."""
+async def _ask_with_repair(
+    ctx: DuckContext, messages: list[Any], tools: ToolRegistry, schema: dict[str, Any]
+) -> Asked:
+    """Ask for a directive under `schema`; an unusable one goes back once with its problem."""
     problem = ""
     for attempt in range(2):
-        text, directive = await _ask(ctx, messages, tools)
+        text, directive = await _ask(ctx, messages, tools, schema)
         if isinstance(directive, Directive):
             return Asked(directive, text or "", problem, repaired=attempt > 0)
         problem = directive
@@ -154,10 +228,11 @@ async def _ask_with_repair(ctx: DuckContext, messages: list[Any], tools: ToolReg
 
 
 async def _ask(
-    ctx: DuckContext, messages: list[Any], tools: ToolRegistry
+    ctx: DuckContext, messages: list[Any], tools: ToolRegistry, schema: dict[str, Any]
 ) -> tuple[str | None, Directive | str]:
     """The reply's text and its directive, or the problem with it (text `None`: cut off)."""
-    client = ctx.models.json_client("action", "action_directive", directive_schema(tools))
+    name = "action_directive" if schema["title"] == "ActionDirective" else "tool_call"
+    client = ctx.models.json_client("action", name, schema)
     limit = ctx.models.config("action").max_output_tokens
     try:
         reply = await client.ainvoke(messages)

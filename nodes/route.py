@@ -5,7 +5,9 @@ when they cannot (a long request without sequence markers, code mentioned withou
 verb) the `sys_util` role answers one small JSON question. The decision is a
 `route_decided` event with a reason per decision, and the graph's edges follow it:
 recall runs or returns at once, a multi-step task gets a plan, the coder tools are
-offered, the critic reviews. The node also clears the previous turn's plan.
+offered, the critic reviews. Where the rules found no call for a one-call turn, the
+tool is chosen by meaning (`ducklm.turn.choosing.selector`, over the embedding model
+recall already loaded). The node also clears the previous turn's plan.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from langgraph.runtime import Runtime
 
 from ducklm.graph.state import DuckState
 from ducklm.kit.events import emit
+from ducklm.tools.coder_tools import CODER_TOOL_NAMES
 from ducklm.turn.prompting.structured import ask_json, system_prompt, with_system
 from ducklm.turn.prompting.transcript import latest_request
 from ducklm.turn.router import (
@@ -27,11 +30,14 @@ from ducklm.turn.router import (
     RouteFacts,
     decide_route,
     merge_answer,
+    merge_selection,
     route_question,
+    wants_selection,
 )
 
 if TYPE_CHECKING:
     from ducklm.graph.context import DuckContext
+    from ducklm.turn.choosing.selector import Selection
 
 log = logging.getLogger(__name__)
 
@@ -53,9 +59,13 @@ async def decide_turn_route(state: DuckState, runtime: Runtime[DuckContext]) -> 
     """Route the turn; ask `sys_util` only for what the rules leave undecided."""
     ctx = runtime.context
     task = latest_request(state.messages)
-    route = rules_route(state, ctx)
+    facts = route_facts(ctx)
+    route = _decide(task, facts)
     if route.undecided:
         route = merge_answer(route, await _ask_sys_util(ctx, task))
+    if _may_select(ctx) and wants_selection(route, facts):
+        offered = facts.tools - CODER_TOOL_NAMES  # the coder's are offered only to code work
+        route = merge_selection(route, await _select(ctx, task, offered))
     emit(runtime, "route_decided", **route.event_fields())
     update = {"route": route, **FRESH_TURN}
     # Only what changed: each written field is another blob in the checkpoint.
@@ -69,7 +79,12 @@ def rules_route(state: DuckState, ctx: DuckContext) -> Route:
     superstep would cost the first token about 4 ms), so they read their decisions here:
     recall and critique are always decided by the rules, never by sys_util.
     """
-    facts = RouteFacts(
+    return _decide(latest_request(state.messages), route_facts(ctx))
+
+
+def route_facts(ctx: DuckContext) -> RouteFacts:
+    """The facts of the run the rules read."""
+    return RouteFacts(
         recall_enabled=ctx.memory is not None,
         memory_has_records=any(s is not None and s.has_records for s in (ctx.memory, ctx.episodes)),
         critic_enabled=ctx.critic_enabled,
@@ -79,12 +94,25 @@ def rules_route(state: DuckState, ctx: DuckContext) -> Route:
         shortcuts=ctx.models.config("action").tool_mode == "json",
         other_tools=bool(ctx.mcp.servers),
     )
-    return _decide(latest_request(state.messages), facts)
 
 
 # route, context and recall each ask the rules about the same request in one superstep
 # (about 35 us a call: a dozen regexes); `Route` is frozen, so they can share the answer.
 _decide = lru_cache(maxsize=64)(decide_route)
+
+
+def _may_select(ctx: DuckContext) -> bool:
+    # While the embedding model loads (`ducklm serve` warms it up) the turn does not wait.
+    return ctx.settings.tool_selector and ctx.memory is not None and not ctx.embeddings.loading
+
+
+async def _select(ctx: DuckContext, task: str, offered: frozenset[str]) -> Selection | None:
+    assert ctx.memory is not None
+    try:
+        return await ctx.selector.select(task, offered, ctx.memory.embedder.embed)
+    except Exception:  # the embedding model is another component's: the model decides
+        log.warning("the tool selector failed", exc_info=True)
+        return None
 
 
 async def _ask_sys_util(ctx: DuckContext, task: str) -> Any:

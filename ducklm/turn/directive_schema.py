@@ -65,6 +65,16 @@ def directive_schema(tools: ToolRegistry) -> dict[str, Any]:
     return {"title": "ActionDirective", "anyOf": branches}
 
 
+@lru_cache(maxsize=32)
+def call_schema(tools: ToolRegistry) -> dict[str, Any]:
+    """The directive's schema without "answer": a call to one of `tools`.
+
+    For a turn whose tool is already chosen (`ducklm.turn.choosing`): offered only that
+    tool, the model can write nothing but its arguments.
+    """
+    return {"title": "ToolCall", "anyOf": directive_schema(tools)["anyOf"][1:]}
+
+
 def _args_schema(tools: ToolRegistry, name: str) -> dict[str, Any]:
     schema = tools.model_schema(name)
     if "$defs" in schema:

@@ -18,7 +18,10 @@ calls), a request whose tool and arguments are certain from its text alone gets 
 `Shortcut` (`ducklm.turn.shortcuts`): the call the action node makes without asking the
 model, whose result the thinker answers from. A greeting, or a request with no sign of
 needing a tool at all (`ducklm.turn.tool_cues`), gets the `NO_TOOL` shortcut: the
-thinker answers with no directive asked for.
+thinker answers with no directive asked for. Beyond the rules, `wants_selection` says
+when the tool may be chosen by meaning (`ducklm.turn.choosing.selector`); the route node
+asks the selector and `merge_selection` puts its answer in: "none" becomes the
+`NO_TOOL` shortcut, a tool becomes `Route.selected`, whose arguments the model fills.
 
 Where the rules cannot tell (a long request without sequence markers, a statement that
 mentions code without saying what to do with it) the decision is named in
@@ -48,6 +51,8 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ValidationError, field_validator
 
 from ducklm.tools.coder_tools import CODER_TOOL_NAMES as CODER_TOOLS
+from ducklm.turn.choosing.exemplars import NONE
+from ducklm.turn.choosing.selector import Selection
 from ducklm.turn.shortcuts import NO_TOOL, Shortcut, find_shortcut
 from ducklm.turn.tool_cues import needs_no_tool
 
@@ -61,6 +66,7 @@ TWO_ACTIONS_WORDS = 25
 REASON_CHARS = 160
 NO_TOOL_CHITCHAT = "a greeting or a thanks"
 NO_TOOL_RULE = "no file, command, search, time or earlier talk named"
+NO_TOOL_MEANING = "by meaning, like requests that need none"
 TASK_CHARS = 2000
 
 ROUTE_QUESTION = (
@@ -227,6 +233,9 @@ class Route:
     undecided: tuple[RouteChoice, ...] = ()
     shortcut: Shortcut | None = None
     """The call the rules make themselves (its `reason()` says which rule), or `None`."""
+    selected: Selection | None = None
+    """The tool chosen by meaning (`merge_selection`): the model fills only its arguments,
+    and its result is the answer's ground, as a shortcut's is."""
 
     def __post_init__(self) -> None:
         # A checkpoint (or an old dict) gives lists back for tuples; equal routes must
@@ -235,6 +244,10 @@ class Route:
         object.__setattr__(self, "reasons", list(self.reasons))
         if isinstance(self.shortcut, dict):  # a checkpoint read without the types, or an event
             object.__setattr__(self, "shortcut", Shortcut.from_fields(self.shortcut))
+        if isinstance(self.selected, dict):
+            fields = {**self.selected, "examples": tuple(self.selected.get("examples", ()))}
+            fields.pop("reason", None)
+            object.__setattr__(self, "selected", Selection(**fields))
 
     def reason(self, decision: RouteChoice) -> str:
         """The sentence explaining `decision`."""
@@ -246,6 +259,9 @@ class Route:
         fields["undecided"] = list(self.undecided)
         if self.shortcut is not None:
             fields["shortcut"]["reason"] = self.shortcut.reason()
+        if self.selected is not None:
+            fields["selected"]["examples"] = list(self.selected.examples)
+            fields["selected"]["reason"] = self.selected.reason()
         return fields
 
 
@@ -362,6 +378,31 @@ def _shortcut(
     if s.chitchat:
         return Shortcut(NO_TOOL, rule=NO_TOOL_CHITCHAT)
     return Shortcut(NO_TOOL, rule=NO_TOOL_RULE) if needs_no_tool(task, facts.tools) else None
+
+
+def wants_selection(route: Route, facts: RouteFacts) -> bool:
+    """Whether the turn's tool may be chosen by meaning: where a shortcut could have been.
+
+    That is a one-call turn the rules found no call for (no plan, no coder, nothing left
+    undecided), on an action role that writes directives, with no MCP tool on offer
+    (whose purpose no exemplar knows).
+    """
+    return (
+        facts.shortcuts
+        and not facts.other_tools
+        and not facts.plan_running
+        and route.shortcut is None
+        and not (route.plan or route.coder or route.undecided)
+    )
+
+
+def merge_selection(route: Route, selection: Selection | None) -> Route:
+    """`route` with the selector's choice: none is the `NO_TOOL` shortcut, a tool `selected`."""
+    if selection is None:
+        return route
+    if selection.tool == NONE:
+        return dataclasses.replace(route, shortcut=Shortcut(NO_TOOL, rule=NO_TOOL_MEANING))
+    return dataclasses.replace(route, selected=selection)
 
 
 def _recall(s: Signals, facts: RouteFacts) -> Verdict:

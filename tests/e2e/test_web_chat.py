@@ -117,7 +117,8 @@ class TestJsonMode:
             f"defaults: {{base_url: {llm.base_url}, model: scripted, api_key: test}}\n"
             "roles:\n  action: {tool_mode: json, structured_output: json_schema}\n",
         )
-        return settings.model_copy(update={"models_config": models})
+        # The directive's reasoning is what these tests show: the model chooses the tool.
+        return settings.model_copy(update={"models_config": models, "tool_selector": False})
 
     async def test_reasoning_is_collapsed_and_tool_cards_show_results(
         self, page: Page, llm: ScriptedLLM, workspace: Path

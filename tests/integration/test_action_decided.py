@@ -22,6 +22,17 @@ defaults: {{base_url: {url}, model: scripted, api_key: test}}
 roles:
   action: {{tool_mode: json, structured_output: json_schema}}
 """
+
+
+def directive_mode(models: Path) -> dict[str, object]:
+    """Settings for the model deciding by directive: the tool selector off.
+
+    These tests are about the directive the model writes; choosing the tool by meaning
+    (which leaves the model only the arguments) is tested in test_tool_choice.py.
+    """
+    return {"models_config": models, "tool_selector": False}
+
+
 QUIET = {"critic": False, "memory": False}
 
 
@@ -39,7 +50,7 @@ def directive(*actions: tuple[str, dict[str, object]], reasoning: str = "because
 async def json_duck(settings: Settings, llm: ScriptedLLM, tmp_path: Path) -> AsyncIterator[DuckLM]:
     models = tmp_path / "models.yaml"
     await asyncio.to_thread(models.write_text, JSON_MODE.format(url=llm.base_url))
-    async with DuckLM.open(settings.model_copy(update={"models_config": models})) as runtime:
+    async with DuckLM.open(settings.model_copy(update=directive_mode(models))) as runtime:
         yield runtime
 
 

@@ -27,6 +27,15 @@ def _directive(*actions: tuple[str, dict[str, object]], reasoning: str = "becaus
     )
 
 
+def directive_mode(models: Path) -> dict[str, object]:
+    """Settings for the model deciding by directive: the tool selector off.
+
+    These tests are about the directive the model writes; choosing the tool by meaning
+    (which leaves the model only the arguments) is tested in test_tool_choice.py.
+    """
+    return {"models_config": models, "tool_selector": False}
+
+
 @pytest.fixture(params=["json_schema", "json_object_schema"])
 async def duck(
     request: pytest.FixtureRequest, settings: Settings, llm: ScriptedLLM, tmp_path: Path
@@ -34,7 +43,7 @@ async def duck(
     models = tmp_path / "models.yaml"
     text = MODELS.format(url=llm.base_url, mode=request.param)
     await asyncio.to_thread(models.write_text, text)
-    async with DuckLM.open(settings.model_copy(update={"models_config": models})) as runtime:
+    async with DuckLM.open(settings.model_copy(update=directive_mode(models))) as runtime:
         yield runtime
 
 
@@ -148,7 +157,7 @@ async def test_every_role_limits_its_reply_with_max_tokens(
         return reply("Quack.")
 
     llm.set_responder(answer)
-    async with DuckLM.open(settings.model_copy(update={"models_config": models})) as duck:
+    async with DuckLM.open(settings.model_copy(update=directive_mode(models))) as duck:
         result = await duck.run("say quack to my ducks")
         await duck.reviewed(result.thread_id)  # the critic and memory policy, behind it
     assert result.status == "completed"

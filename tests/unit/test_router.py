@@ -163,7 +163,7 @@ def test_event_fields_are_json() -> None:
     route = decide_route("the parser in app.py crashes on empty input", FACTS)
     fields = json.loads(json.dumps(route.event_fields()))
     assert fields["undecided"] == ["coder"]
-    assert set(fields) == {*ROUTE_CHOICES, "reasons", "undecided", "shortcut"}
+    assert set(fields) == {*ROUTE_CHOICES, "reasons", "undecided", "shortcut", "selected"}
 
 
 def test_question_for_sys_util_holds_the_task() -> None:
