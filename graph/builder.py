@@ -33,21 +33,32 @@ from ducklm.graph.routing import (
 )
 from ducklm.graph.state import DuckState, InputState
 from ducklm.models.errors import is_retryable
+from ducklm.nodes import action_json
 from ducklm.nodes.action import decide_action
 from ducklm.nodes.coder import propose_code
 from ducklm.nodes.critic import reflect_on_turn
 from ducklm.nodes.memory_policy import decide_memory
 from ducklm.nodes.planner import write_plan
 from ducklm.nodes.step_review import review_step
-from ducklm.nodes.thinker import write_answer
+from ducklm.nodes.thinker import NOTES_HEADER, STEP_LIMIT_NOTE, write_answer
 from ducklm.nodes.tool import run_tools
 from ducklm.nodes.turn_start import start_turn
+from ducklm.turn.answers.guard import answer_directly, checked_answer
 
 Node = Callable[[DuckState, Runtime[DuckContext]], Awaitable[dict[str, Any]]]
 DuckGraph = CompiledStateGraph[DuckState, DuckContext, InputState, DuckState]
 ReviewGraph = CompiledStateGraph[DuckState, DuckContext, DuckState, DuckState]
 """`build_review_graph` compiled: its input is a whole state."""
 R = TypeVar("R")
+SCAFFOLD_TEMPLATES = (
+    STEP_LIMIT_NOTE,
+    NOTES_HEADER,
+    action_json.JSON_MODE_INSTRUCTIONS,
+    action_json.REPAIR_REQUEST,
+    action_json.GAVE_UP_NOTE,
+    action_json.NO_ARGUMENTS_NOTE,
+)
+"""The nodes' own prompt text, which no answer may repeat (`ducklm.turn.answers`)."""
 
 
 def build_graph(
@@ -82,11 +93,12 @@ def build_graph(
     nodes: tuple[tuple[str, Node, RetryPolicy | None], ...] = (
         ("context", start_turn, None),
         ("planner", write_plan, None),
-        ("action", decide_action, retry),
+        ("action", checked_answer(decide_action, SCAFFOLD_TEMPLATES), retry),
         ("coder", propose_code, None),
         ("tool", run_tools, None),
         ("step_review", review_step, None),
-        ("thinker", write_answer, retry),
+        # A direct answer shows a tool result as it is; the model's answers are checked.
+        ("thinker", answer_directly(checked_answer(write_answer, SCAFFOLD_TEMPLATES)), retry),
         ("critic", reflect_on_turn, None),
         ("memory_policy", decide_memory, None),
     )

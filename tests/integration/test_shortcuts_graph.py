@@ -1,4 +1,5 @@
-"""Rule shortcuts through the graph: the call runs without the action model, the thinker answers."""
+"""Rule shortcuts through the graph: the call runs without the action model; its result is
+the answer, or the thinker answers from it."""
 
 from __future__ import annotations
 
@@ -19,10 +20,13 @@ roles:
 """
 
 
-async def _open(settings: Settings, llm: ScriptedLLM, tmp_path: Path, mode: str) -> DuckLM:
+async def _open(
+    settings: Settings, llm: ScriptedLLM, tmp_path: Path, mode: str, *, selector: bool = True
+) -> DuckLM:
     models = tmp_path / f"models-{mode}.yaml"
     await asyncio.to_thread(models.write_text, MODELS.format(url=llm.base_url, mode=mode))
-    return DuckLM.open(settings.model_copy(update={"models_config": models}))  # type: ignore[return-value]
+    update = {"models_config": models, "tool_selector": selector}
+    return DuckLM.open(settings.model_copy(update=update))  # type: ignore[return-value]
 
 
 @pytest.fixture
@@ -35,11 +39,12 @@ async def test_a_certain_request_runs_its_call_and_the_thinker_answers(
     duck: DuckLM, llm: ScriptedLLM, workspace: Path
 ) -> None:
     await asyncio.to_thread((workspace / "notes.md").write_text, "one duck\ntwo ducks\n")
-    llm.script(reply("notes.md says: one duck, two ducks."))
     result = await duck.run("What is in notes.md?", critic=False, memory=False)
 
     assert result.status == "completed"
-    assert result.answer == "notes.md says: one duck, two ducks."
+    # The file's text is the answer: no model call at all.
+    assert result.answer == "`notes.md`:\n\n```\none duck\ntwo ducks\n```"
+    assert llm.requests == []
     (route,) = [e for e in result.events if e["type"] == "route_decided"]
     assert route["shortcut"]["tool"] == "file_read"
     assert "what is in a file" in route["shortcut"]["reason"]
@@ -47,12 +52,19 @@ async def test_a_certain_request_runs_its_call_and_the_thinker_answers(
     assert decided["shortcut"] is True and decided["calls"][0]["args"] == {"path": "notes.md"}
     finished = next(e for e in result.events if e["type"] == "tool_call_finished")
     assert finished["status"] == "success" and "two ducks" in finished["output"]
-    # One model call in all: the thinker's, which saw the file's text.
+
+
+async def test_a_failed_shortcut_call_is_answered_by_the_thinker_from_its_result(
+    duck: DuckLM, llm: ScriptedLLM
+) -> None:
+    llm.script(reply("There is no notes.md."))
+    result = await duck.run("What is in notes.md?", critic=False, memory=False)
+    assert result.answer == "There is no notes.md."
+    # One model call in all: the thinker's, which saw the error.
     (request,) = llm.requests
     assert "response_format" not in request
     last = request["messages"][-1]
-    assert last["role"] == "user" and "two ducks" in last["content"]
-    assert last["content"].startswith("What is in notes.md?")
+    assert last["role"] == "user" and last["content"].startswith("What is in notes.md?")
     assert not any("[calling tools" in m["content"] for m in request["messages"])
 
 
@@ -71,18 +83,19 @@ async def test_a_write_by_shortcut_still_passes_the_policy(
 
 
 async def test_a_next_turn_without_a_shortcut_asks_the_model_again(
-    duck: DuckLM, llm: ScriptedLLM, workspace: Path
+    settings: Settings, llm: ScriptedLLM, tmp_path: Path
 ) -> None:
-    llm.script(reply("The workspace is empty."), reply('{"tool": "answer"}'), reply("Hello!"))
-    first = await duck.run(
-        "List the files in the workspace.", thread_id="t", critic=False, memory=False
-    )
-    second = await duck.run("Say hello to my friend", thread_id="t", critic=False, memory=False)
+    llm.script(reply('{"tool": "answer"}'), reply("Hello!"))
+    async with await _open(settings, llm, tmp_path, "json", selector=False) as duck:
+        first = await duck.run(
+            "List the files in the workspace.", thread_id="t", critic=False, memory=False
+        )
+        second = await duck.run("Say hello to my friend", thread_id="t", critic=False, memory=False)
     assert (first.status, second.status) == ("completed", "completed")
     assert second.answer == "Hello!"
     (decided,) = [e for e in second.events if e["type"] == "action_decided"]
     assert decided["shortcut"] is False and decided["outcome"] == "answer"
-    assert len(llm.requests) == 3
+    assert len(llm.requests) == 2
 
 
 async def test_native_tool_callers_get_no_shortcut(
@@ -115,10 +128,11 @@ async def test_a_question_with_no_tool_cue_is_one_thinker_call(
 
 
 async def test_a_cue_in_the_question_still_asks_for_a_directive(
-    duck: DuckLM, llm: ScriptedLLM
+    settings: Settings, llm: ScriptedLLM, tmp_path: Path
 ) -> None:
     llm.script(reply('{"tool": "answer"}'), reply("I cannot tell the time."))
-    result = await duck.run("What time is it?", critic=False, memory=False)
+    async with await _open(settings, llm, tmp_path, "json", selector=False) as duck:
+        result = await duck.run("What time is it?", critic=False, memory=False)
 
     assert result.answer == "I cannot tell the time."
     (route,) = [e for e in result.events if e["type"] == "route_decided"]
