@@ -29,7 +29,8 @@ from ducklm.graph.state import DuckState
 from ducklm.kit.events import emit
 from ducklm.tools.policy import PolicyEnv
 from ducklm.tools.sandbox.runner import proxied
-from ducklm.turn.tool_step.plan import DecidedCall, decide_call, plan_call
+from ducklm.turn.tool_step.intent import request_mismatch
+from ducklm.turn.tool_step.plan import DecidedCall, PlannedCall, decide_call, plan_call
 from ducklm.turn.tool_step.questions import Asking, PasswordFor, ask_passwords, ask_person
 from ducklm.turn.tool_step.run import execute
 from ducklm.turn.tool_step.taint import first_taint
@@ -59,7 +60,7 @@ async def run_tools(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str
     await ctx.mcp.ensure(s for s in servers if s is not None)
     # Phase 1: questions only. Nothing above the last interrupt may have a side effect.
     planned = [await plan_call(c, ctx, env, proposals, state.taint) for c in last.tool_calls]
-    decisions = ask_person([Asking(p.call, p.verdict) for p in planned if p.needs_person])
+    decisions = ask_person([_asking(p, state.task) for p in planned if p.needs_person])
     decided = [await decide_call(p, decisions.get(p.call["id"] or ""), ctx, env) for p in planned]
     passwords = ask_passwords([_password_for(d) for d in decided if d.needs_password], ctx.vault)
     # Phase 2: every answer is in; run each call once, in the model's order.
@@ -76,6 +77,12 @@ async def run_tools(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str
         emit(runtime, "conversation_untrusted", **taint.event_fields())
         update["taint"] = taint
     return update
+
+
+def _asking(planned: PlannedCall, request: str) -> Asking:
+    # A destructive call the request did not ask for says so first on its card.
+    mismatch = request_mismatch(request, planned.call["name"], planned.verdict)
+    return Asking(planned.call, planned.verdict, mismatch)
 
 
 def _password_for(item: DecidedCall) -> PasswordFor:

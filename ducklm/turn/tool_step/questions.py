@@ -50,6 +50,8 @@ class Asking:
 
     call: ToolCall
     verdict: Verdict
+    mismatch: str = ""
+    """Why the call does not fit the request (`ducklm.turn.tool_step.intent`), shown first."""
 
 
 def ask_person(asking: Sequence[Asking]) -> dict[str, Decision]:
@@ -116,7 +118,7 @@ def _action_request(item: Asking) -> ActionRequest:
     return {
         "name": item.call["name"],
         "args": item.call["args"],
-        "description": item.verdict.reason,
+        "description": f"{item.mismatch} {item.verdict.reason}".strip(),
     }
 
 
