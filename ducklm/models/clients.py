@@ -196,6 +196,9 @@ def make_chat_model(cfg: RoleConfig, http: httpx.AsyncClient | None = None) -> C
         temperature=cfg.temperature,
         max_tokens=cfg.max_output_tokens,  # type: ignore[call-arg]  # alias of max_completion_tokens
         timeout=cfg.timeout_s,
+        # In the body as they are: the openai client has no parameter for llama.cpp's
+        # penalties, and a server that does not know one ignores it (`sampling.py`).
+        extra_body=cfg.sampling.body() or None,
         # langchain-openai wraps every streamed chunk in `asyncio.wait_for` for this
         # limit: a task and a timer per token, which cost the server about a third of its
         # token rate. The request's `timeout` already ends a model server gone silent

@@ -14,6 +14,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 from ducklm.config.yaml_files import load_yaml_model
+from ducklm.models.sampling import Sampling
 
 RoleName = Literal[
     "thinker", "action", "critic", "coder", "summary", "recall", "memory_policy", "sys_util"
@@ -39,6 +40,7 @@ class _RoleFields(BaseModel):
     structured_output: StructuredOutput | None = None
     prompt: str | None = None
     tool_mode: ToolMode | None = None
+    sampling: Sampling | None = None
 
 
 class _ModelsFile(BaseModel):
@@ -63,6 +65,8 @@ class RoleConfig(BaseModel):
     structured_output: StructuredOutput = "json_schema"
     prompt: str
     tool_mode: ToolMode = "native"
+    sampling: Sampling = Sampling()
+    """Repetition penalties sent with every request (`ducklm.models.sampling`)."""
 
 
 def default_models_path() -> Path:
@@ -104,6 +108,8 @@ def _resolve(
     fields = {**defaults, "prompt": f"{name}.md"}
     if role is not None:
         fields.update(role.model_dump(exclude_none=True))
+        # Field by field: a role that sets one penalty keeps the defaults' others.
+        fields["sampling"] = {**defaults.get("sampling", {}), **fields.get("sampling", {})}
     missing = [key for key in ("model", "base_url") if key not in fields]
     if missing:
         raise ModelsConfigError(f"models file {path}: role {name} has no {', '.join(missing)}")
