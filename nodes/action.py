@@ -11,12 +11,15 @@ by meaning (`Route.selected`), the model fills only that tool's arguments
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
     BaseMessage,
+    BaseMessageChunk,
     message_chunk_to_message,
 )
 from langchain_core.messages.ai import add_ai_message_chunks
@@ -24,7 +27,8 @@ from langchain_core.messages.tool import ToolCall
 from langgraph.runtime import Runtime
 
 from ducklm.graph.state import DuckState
-from ducklm.kit.events import TokenSender
+from ducklm.kit.events import TokenSender, emit
+from ducklm.models.answer_stream import AnswerStream, answer_message
 from ducklm.nodes.action_json import decide_with_directive, fill_arguments
 from ducklm.turn.action_decision import report_decision, report_message
 from ducklm.turn.planning.text import step_brief
@@ -67,26 +71,54 @@ async def _decide_with_tools(state: DuckState, runtime: Runtime[DuckContext]) ->
     # calls is the answer itself: its text streams as it comes and the thinker is skipped.
     # Inside a plan step it is the step's result, not the answer: it stays quiet.
     answer_streams = ctx.models.same_model("action", "thinker") and not state.current_step
-    # Chunks are merged once at the end: adding each to a running sum costs 20 times more.
-    chunks: list[AIMessageChunk] = []
-    calling = False
     messages = await role_messages(state, ctx, system, native_tools=True)
-    tokens = TokenSender(runtime)
-    async for chunk in model.astream(messages):
-        chunks.append(cast(AIMessageChunk, chunk))
-        calling = calling or bool(chunks[-1].tool_call_chunks)
-        if answer_streams and chunk.text and not calling:
-            await tokens.send(chunk.text)
+    # `astream` is an async generator; its annotation says only iterator.
+    stream = cast(AsyncGenerator[BaseMessageChunk], model.astream(messages))
+    chunks, answer = await _stream_reply(runtime, stream, messages, answer_streams)
     if not chunks:
         report_message(runtime, None, in_step=bool(state.current_step))
         return {}
     message = cast(AIMessage, message_chunk_to_message(add_ai_message_chunks(*chunks)))
+    if answer.cut and is_answer(message):
+        message = answer_message(answer.text, answer.cut)  # the text up to the repeat
+        if answer_streams:
+            emit(runtime, "answer_cut", **answer.cut_fields("action"))
     report_message(runtime, message, in_step=bool(state.current_step))
     update: dict[str, Any] = {"messages": [message]}
     if answer_streams and is_answer(message):
         update["final"] = message.text
         update["review_due"] = state.review_after_answer()
     return update
+
+
+async def _stream_reply(
+    runtime: Runtime[DuckContext],
+    stream: AsyncGenerator[BaseMessageChunk],
+    messages: list[BaseMessage],
+    answer_streams: bool,
+) -> tuple[list[AIMessageChunk], AnswerStream]:
+    """The reply's chunks; its text streams as the answer when `answer_streams`.
+
+    Text before any tool call is watched as an answer: when it repeats itself the stream
+    is closed there (`AnswerStream`).
+    """
+    # Chunks are merged once at the end: adding each to a running sum costs 20 times more.
+    chunks: list[AIMessageChunk] = []
+    answer = AnswerStream(message.text for message in messages)
+    calling = False
+    tokens = TokenSender(runtime)
+    async with aclosing(stream):
+        async for chunk in stream:
+            chunks.append(cast(AIMessageChunk, chunk))
+            calling = calling or bool(chunks[-1].tool_call_chunks)
+            if calling:
+                continue
+            going_on = answer.admit(chunk)
+            if answer_streams and chunk.text:
+                await tokens.send(chunk.text)
+            if not going_on:
+                break
+    return chunks, answer
 
 
 def shortcut_call(state: DuckState, ctx: DuckContext) -> ToolCall | None:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any, cast
 
-from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.messages import AIMessageChunk, AnyMessage, BaseMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from ducklm.graph.state import DuckState
-from ducklm.kit.events import TokenSender
+from ducklm.kit.events import TokenSender, emit
+from ducklm.models.answer_stream import AnswerStream, answer_message
 from ducklm.models.errors import PartialAnswerError
 from ducklm.turn.planning.text import plan_report
 from ducklm.turn.prompting.messages import role_messages
@@ -30,27 +33,44 @@ async def write_answer(state: DuckState, runtime: Runtime[DuckContext]) -> dict[
     notes = _notes(state, last)
     if notes:
         system += NOTES_HEADER + notes
-    parts: list[str] = []  # the answer is text only: no chunk merging needed
+    # A model that writes JSON directives reads tool traffic as text and, tiny, copies
+    # it: it gets this turn's results inside the request instead.
+    small = ctx.models.config("action").tool_mode == "json"
+    messages = await role_messages(state, ctx, system, fold_tools=small)
+    answer = AnswerStream(message.text for message in messages)
     try:
-        # A model that writes JSON directives reads tool traffic as text and, tiny, copies
-        # it: it gets this turn's results inside the request instead.
-        small = ctx.models.config("action").tool_mode == "json"
-        messages = await role_messages(state, ctx, system, fold_tools=small)
-        tokens = TokenSender(runtime)
-        async for chunk in ctx.models.chat("thinker").astream(messages):
-            if chunk.text:
-                parts.append(chunk.text)
-                await tokens.send(chunk.text)
+        await _stream_answer(ctx, runtime, messages, answer)
     except Exception as exc:
-        if parts:
+        if answer.streamed:
             raise PartialAnswerError from exc
         raise
-    answer = "".join(parts).strip() or EMPTY_ANSWER
+    if answer.cut:
+        emit(runtime, "answer_cut", **answer.cut_fields("thinker"))
+    text = answer.text or EMPTY_ANSWER
     return {
-        "messages": [AIMessage(content=answer)],
-        "final": answer,
+        "messages": [answer_message(text, answer.cut)],
+        "final": text,
         "review_due": state.review_after_answer(),
     }
+
+
+async def _stream_answer(
+    ctx: DuckContext,
+    runtime: Runtime[DuckContext],
+    messages: list[BaseMessage],
+    answer: AnswerStream,
+) -> None:
+    tokens = TokenSender(runtime)
+    # Closed on leaving: a repeating answer ends the request, and with it the server's work.
+    # (`astream` is an async generator; its annotation says only iterator.)
+    chunks = cast(AsyncGenerator[AIMessageChunk], ctx.models.chat("thinker").astream(messages))
+    async with aclosing(chunks) as stream:
+        async for chunk in stream:
+            going_on = answer.admit(chunk)
+            if chunk.text:
+                await tokens.send(chunk.text)
+            if not going_on:
+                break
 
 
 def _notes(state: DuckState, last: AnyMessage | None) -> str:

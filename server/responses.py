@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ducklm.kit.events import EventType, RunStatus
 from ducklm.learning.skills import Skill
 from ducklm.memory.records import Scope
+from ducklm.models.answer_stream import CutReason
 from ducklm.models.roles import RoleName, StructuredOutput, ToolMode
 from ducklm.stores.tasks import TaskStatus
 from ducklm.tools.sandbox.runner import Protection
@@ -145,6 +146,8 @@ class MessageView(BaseModel):
     tool_call_id: str | None = None
     name: str | None = None
     status: str | None = None
+    cut: CutReason | None = None
+    """An answer DuckLM cut: `repeating` (ended as it repeated itself) or `length`."""
 
 
 class ConversationDetail(BaseModel):

@@ -51,6 +51,7 @@ export function historyView(messages) {
     }
     if (message.role === "assistant") {
       turn.addText(text);
+      if (message.cut) turn.markCut(message.cut);
       if (message.tool_calls?.length) turn.addToolCalls(message.tool_calls);
     } else if (message.role === "tool") {
       turn.addToolResult({ ...message, content: text });

@@ -20,6 +20,12 @@ const STATUS_TEXT = {
   completed: "",
 };
 
+/** What a cut answer says under it (`ducklm/models/answer_stream.py`: CUT_NOTES). */
+const CUT_NOTES = {
+  repeating: "stopped: repeating",
+  length: "stopped at the length limit",
+};
+
 /** Audited event types that stored messages do not hold: a past turn adds them. */
 const AUDIT_ONLY = new Set([
   "route_decided",
@@ -40,6 +46,7 @@ const EVENT_HANDLERS = {
   plan_revised: "onPlanRevised",
   code_proposed: "onCodeProposed",
   token: "onToken",
+  answer_cut: "onAnswerCut",
   reasoning: "onReasoning",
   tool_call_started: "startTool",
   tool_call_finished: "finishTool",
@@ -134,6 +141,21 @@ export class Turn {
 
   onToken(event) {
     this.appendText(event.text ?? "");
+  }
+
+  onAnswerCut(event) {
+    // The repeat streamed before it was seen: the answer keeps the text before it.
+    const segment = this.text;
+    if (segment && event.dropped > 0) {
+      segment.source = segment.source.slice(0, Math.max(0, segment.source.length - event.dropped));
+      this.scheduleRender(segment);
+    }
+    this.markCut(event.reason);
+  }
+
+  /** Say under the answer that it was cut, and why. */
+  markCut(reason) {
+    this.note("answer-cut", CUT_NOTES[reason] ?? "stopped");
   }
 
   onReasoning(event) {

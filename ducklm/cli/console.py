@@ -26,6 +26,7 @@ class ConsolePrinter:
     def __init__(self, *, as_json: bool) -> None:
         self.as_json = as_json
         self._mid_line = False
+        self._cut = ""  # why the answer was cut, said once it has been printed
 
     def show(self, item: Event) -> None:
         """Print `item`."""
@@ -40,6 +41,9 @@ class ConsolePrinter:
         sys.stdout.write(item["text"])
         sys.stdout.flush()
         self._mid_line = True
+
+    def _on_answer_cut(self, item: Event) -> None:
+        self._cut = item.get("note") or "stopped"
 
     def _on_reasoning(self, item: Event) -> None:
         self._note(f"(thinking) {item['text']}")
@@ -133,6 +137,9 @@ class ConsolePrinter:
             self._mid_line = False
         elif item["status"] == "completed" and item["answer"]:
             print(item["answer"])
+        if self._cut:
+            self._note(f"[{self._cut}]")
+            self._cut = ""
         self._note(f"[{item['status']}] thread {item['thread_id']}")
 
     def _note(self, text: str) -> None:

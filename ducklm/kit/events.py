@@ -28,6 +28,7 @@ EventType = Literal[
     "code_proposed",
     "action_decided",
     "token",
+    "answer_cut",
     "reasoning",
     "tool_call_started",
     "tool_call_finished",

@@ -7,6 +7,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 
 from ducklm.kit.events import Event
+from ducklm.models.answer_stream import cut_of
 from ducklm.server.responses import MessageView, TaskView
 from ducklm.stores import TaskRecord
 
@@ -40,7 +41,11 @@ def _message_fields(message: AnyMessage) -> dict[str, Any] | None:
     if isinstance(message, HumanMessage):
         return {"role": "user", "content": message.text}
     if isinstance(message, AIMessage):
-        view: dict[str, Any] = {"role": "assistant", "content": message.text}
+        view: dict[str, Any] = {
+            "role": "assistant",
+            "content": message.text,
+            "cut": cut_of(message),
+        }
         if message.tool_calls:
             view["tool_calls"] = [
                 {"id": c["id"], "name": c["name"], "args": c["args"]} for c in message.tool_calls

@@ -73,7 +73,8 @@ async def test_native_tool_call_then_answer(duck: DuckLM, llm: ScriptedLLM) -> N
 
 
 async def test_native_reply_without_a_tool(duck: DuckLM, llm: ScriptedLLM) -> None:
-    llm.script(reply("Quack! " * 400))
+    # Long, and not a loop (the repetition guard would end "Quack! " * 400 at once).
+    llm.script(reply(" ".join(f"Quack number {i}!" for i in range(400))))
     result = await duck.run("hello", **QUIET)
     (only,) = decided(result.events)
     assert only["outcome"] == "answer" and only["calls"] == []

@@ -98,6 +98,8 @@ class Reply:
             body (for malformed-reply tests); the content type is
             `text/event-stream` for a streaming request with status 200 and
             `application/json` otherwise.
+        finish_reason: Sent as the choice's `finish_reason` instead of `stop` (or
+            `tool_calls`), e.g. `length` for a reply cut at `max_tokens`.
     """
 
     content: str = ""
@@ -107,6 +109,7 @@ class Reply:
     delay_s: float = 0.0
     chunk_delay_s: float = 0.0
     raw_body: str | None = None
+    finish_reason: str | None = None
 
 
 def reply(
@@ -118,6 +121,7 @@ def reply(
     delay_s: float = 0.0,
     chunk_delay_s: float = 0.0,
     raw_body: str | None = None,
+    finish_reason: str | None = None,
 ) -> Reply:
     """Build a `Reply`; see its attributes for the meaning of each argument.
 
@@ -132,6 +136,7 @@ def reply(
         delay_s=delay_s,
         chunk_delay_s=chunk_delay_s,
         raw_body=raw_body,
+        finish_reason=finish_reason,
     )
 
 
@@ -561,6 +566,8 @@ class _Render:
 
     @property
     def finish_reason(self) -> str:
+        if self.reply.finish_reason is not None:
+            return self.reply.finish_reason
         return "tool_calls" if self.reply.tool_calls else "stop"
 
     def _envelope(self, kind: str) -> JSONDict:
