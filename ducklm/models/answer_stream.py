@@ -42,7 +42,8 @@ class AnswerStream:
         reason = chunk.response_metadata.get("finish_reason")
         if reason:
             self._finish_reason = reason
-        return not (chunk.text and self._guard.feed(chunk.text))
+        text = chunk.text  # a new str subclass at every read
+        return not (text and self._guard.feed(text))
 
     @property
     def streamed(self) -> bool:

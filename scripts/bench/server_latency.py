@@ -96,7 +96,9 @@ SWITCHES = {"critic": False, "memory": False}
 SHORT_Q = "Say hello to the ducks."
 SHORT_A = "Hello ducks, the pond is calm today."
 LONG_Q = "Tell the long story of the pond."
-LONG_A = "quack " * LONG_TOKENS  # the scripted server sends one chunk per word
+# One chunk per word (the scripted server splits at spaces); words that differ, as a
+# reply of one word repeated would be ended by the repetition guard after some 50.
+LONG_A = " ".join(f"quack{i}" for i in range(LONG_TOKENS)) + " "
 TOOL_Q = "What is in notes.md?"
 TOOL_A = "notes.md holds the pond plan: three ducks, one heron."
 NOTES = "# Pond plan\nThree ducks, one heron.\n"
