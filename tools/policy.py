@@ -57,6 +57,9 @@ class Verdict:
     """For shell commands: it names a secret file; approved, the sandbox shows secrets."""
     hosts: tuple[str, ...] = ()
     """For network commands: the hosts the card approves (`tools.commands.hosts`)."""
+    overwrites: bool = False
+    """For `file_write`: it replaces an existing file, as the overwrite rule lets it (asked,
+    or `overwrite: allow`), so the write runs with `overwrite` whatever the model passed."""
 
 
 ALLOW = Verdict("allow", "runs without asking")
@@ -69,9 +72,9 @@ def assess(name: str, args: dict[str, Any], env: PolicyEnv) -> Verdict:
     if name == "file_write":
         return _assess_write(args, env)
     if name in CODER_TOOL_NAMES:
-        # The coder replaces the whole file: as a write with overwrite, so changing an
-        # existing file asks (with the diff), creating one does not.
-        return _assess_write({**args, "overwrite": True}, env)
+        # The coder replaces the whole file: as a write, so changing an existing file
+        # asks (with the diff), creating one does not.
+        return _assess_write(args, env)
     if name == "shell_exec":
         return _assess_shell(args, env)
     return Verdict("ask", f"{name} is not known to the policy")
@@ -102,20 +105,32 @@ def _assess_write(args: dict[str, Any], env: PolicyEnv) -> Verdict:
     except PathError:
         return ALLOW  # the tool refuses it with the reason; nothing to approve
     rel = relative_name(env.workspace, target)
+    if (guarded := _guarded(target, rel, env)) is not None:
+        return guarded
+    if not target.is_file():
+        return ALLOW
+    # An existing file is an overwrite whatever the model's `overwrite` says: a small
+    # model told to call again with overwrite=true never did, so the person decides.
+    if overwrite_rule(env) == "ask":
+        reason = f"overwrite existing file {rel}"
+        return Verdict("ask", reason, rule_key=f"overwrite:{rel}", overwrites=True)
+    return Verdict("allow", f"overwrites {rel} (overwrite: allow)", overwrites=True)
+
+
+def _guarded(target: Path, rel: str, env: PolicyEnv) -> Verdict | None:
+    """The question for a write into the git folder or DuckLM's own files, else `None`."""
     if is_within(env.workspace.resolve() / ".git", target):
         return Verdict("ask", f"write into the git folder: {rel}", rule_key=f"write:{rel}")
     if any(is_within(p, target) for p in env.protected):
         return Verdict("ask", f"write to DuckLM's own files: {rel}", rule_key=f"write:{rel}")
-    if args.get("overwrite") and target.is_file() and overwrite_rule(env) == "ask":
-        return Verdict("ask", f"overwrite existing file {rel}", rule_key=f"overwrite:{rel}")
-    return ALLOW
+    return None
 
 
 def overwrite_rule(env: PolicyEnv) -> str:
     """`overwrite` of `config/permissions.yaml`: `ask` (the default) or `allow`.
 
     One rule for replacing an existing file's content, whichever tool does it:
-    `file_write` with overwrite, the coder tools, and shell commands (`>`, tee, cp or
+    `file_write` onto an existing file, the coder tools, and shell commands (`>`, tee, cp or
     mv onto a file, `sed -i`, patch, formatters: `tools.commands`).
     """
     return env.commands.rules.overwrite if env.commands is not None else "ask"

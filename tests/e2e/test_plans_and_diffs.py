@@ -212,6 +212,30 @@ async def test_a_coder_fix_shows_its_diff_in_the_question_and_the_tool_card(
     await expect(tool.get_by_test_id("code-explanation")).to_have_text("plus, not minus")
 
 
+async def test_a_write_onto_an_existing_file_asks_with_its_diff(
+    page: Page, model: Model, workspace: Path
+) -> None:
+    target = await write(workspace / "calc.py", BROKEN)
+    # No overwrite flag: the person is asked, with the change, instead of the model told.
+    model.actions.append(reply(tool_calls=[call("file_write", path="calc.py", content=FIXED)]))
+    await quiet(page)
+    await send(page, "Write the fixed add into calc.py")
+
+    card = page.get_by_test_id("approval-card")
+    await expect(card.get_by_test_id("action-description")).to_have_text(
+        "overwrite existing file calc.py"
+    )
+    await expect_fix_diff(card.get_by_test_id("diff"))
+    await screenshot(page, "file_write_overwrite_diff")
+    assert await asyncio.to_thread(target.read_text) == BROKEN
+
+    model.actions.append(reply("Written."))
+    await card.get_by_test_id("approve-once").click()
+    turn = last_turn(page)
+    await expect(turn).to_have_attribute("data-state", "completed")
+    assert await asyncio.to_thread(target.read_text) == FIXED
+
+
 async def test_plan_view_retries_revisions_and_skipped_steps(page: Page) -> None:
     seen = await page.evaluate(
         """async () => {

@@ -33,13 +33,13 @@ async def _pause_at_overwrite(duck: DuckLM, llm: ScriptedLLM, thread: str) -> No
     assert result.status == "interrupted"
     (pending,) = result.pending
     request = pending["request"]
-    assert request["action_requests"] == [
-        {
-            "name": "file_write",
-            "args": {"path": "a.txt", "content": "new", "overwrite": True},
-            "description": "overwrite existing file a.txt",
-        }
-    ]
+    (action,) = request["action_requests"]
+    assert (action["name"], action["args"]) == ("file_write", OVERWRITE.args)
+    # The person decides on the change itself: the diff follows the reason.
+    assert action["description"].rstrip() == (
+        "overwrite existing file a.txt:\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n"
+        "-old\n\\ No newline at end of file\n+new\n\\ No newline at end of file"
+    )
     assert request["review_configs"][0]["allowed_decisions"] == [
         "approve",
         "edit",

@@ -72,13 +72,22 @@ async def test_a_write_by_shortcut_still_passes_the_policy(
     duck: DuckLM, llm: ScriptedLLM, workspace: Path
 ) -> None:
     await asyncio.to_thread((workspace / "todo.txt").write_text, "old\n")
-    llm.script(reply("todo.txt already exists, so I did not change it."))
-    result = await duck.run(
-        "Create a file called todo.txt containing 'buy milk'.", critic=False, memory=False
+    paused = await duck.run(
+        "Create a file called todo.txt containing 'buy milk'.",
+        thread_id="w",
+        critic=False,
+        memory=False,
     )
+    # The file exists: the person is asked, with the change, before anything is written.
+    assert paused.status == "interrupted"
+    (action,) = paused.pending[0]["request"]["action_requests"]
+    assert action["description"].startswith("overwrite existing file todo.txt:\n--- a/todo.txt")
+    assert "-old\n" in action["description"]
+    llm.script(reply("I left todo.txt as it was."))
+    result = await duck.resume_run("w", [{"type": "reject"}], critic=False, memory=False)
     assert result.status == "completed"
     finished = next(e for e in result.events if e["type"] == "tool_call_finished")
-    assert finished["status"] == "error" and "already exists" in finished["output"]
+    assert finished["status"] == "error" and finished["decision"] == "reject"
     assert await asyncio.to_thread((workspace / "todo.txt").read_text) == "old\n"
 
 

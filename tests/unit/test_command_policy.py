@@ -485,6 +485,7 @@ def test_nested_shells_are_followed_then_ask_when_too_deep(policy: CommandPolicy
 OVERWRITES: list[tuple[str, dict[str, object], bool]] = [
     ("file_write", {"path": "old.txt", "content": "x", "overwrite": True}, True),
     ("file_write", {"path": "new.txt", "content": "x", "overwrite": True}, False),
+    ("file_write", {"path": "old.txt", "content": "x"}, True),  # the flag does not decide
     ("refactor_code", {"path": "old.txt", "instructions": "tidy"}, True),
     ("generate_code", {"path": "new.py", "instructions": "write it"}, False),
     ("shell_exec", {"command": "sed -i s/a/b/ old.txt"}, True),

@@ -1,9 +1,10 @@
 """Plan a tool step before anything runs: what each call is, and what must be asked.
 
-Everything here only reads (the policy, allow-forever rules, command intents), because
-the tool node re-runs it from the top every time a paused step resumes. `plan_call`
-decides whether a person must approve a call; `decide_call` folds the person's decision
-in and says whether the call, as it will run, needs the sudo password.
+Everything here only reads (the policy, allow-forever rules, command intents, the file
+an overwrite replaces), because the tool node re-runs it from the top every time a
+paused step resumes. `plan_call` decides whether a person must approve a call;
+`decide_call` folds the person's decision in and says whether the call, as it will run,
+needs the sudo password.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ducklm.tools.mcp_info import mcp_info
 from ducklm.tools.policy import PolicyEnv, Verdict, assess
 from ducklm.tools.trust import Taint, assess_mcp, under_taint
 from ducklm.turn.coding.proposals import CodeProposal, Proposal
+from ducklm.turn.tool_step.write_diff import overwrite_diff
 
 if TYPE_CHECKING:
     from ducklm.graph.context import DuckContext
@@ -32,6 +34,7 @@ UNKNOWN_TOOL = "unknown tool {name!r}; the tools are: {names}"
 REJECTED = "the user rejected this call"
 BLOCKED = "blocked by policy: {reason}"
 NOTHING_TO_WRITE = Verdict("allow", "the coder made no change that could be written")
+UNCHANGED = "{path} already holds this text: nothing changes"
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,8 @@ async def plan_call(
             return PlannedCall(call, tool, NOTHING_TO_WRITE)  # the tool will refuse it
         # The person decides on the change itself, not on a description of it.
         verdict = dataclasses.replace(verdict, reason=f"{verdict.reason}:\n{proposal.diff}")
+    elif call["name"] == "file_write" and verdict.action == "ask" and verdict.overwrites:
+        verdict = await _with_diff(verdict, call["args"], ctx, env)
     tainted = under_taint(call["name"], mcp_info(tool), verdict, taint)
     if tainted is not verdict:
         return PlannedCall(call, tool, tainted)
@@ -121,6 +126,18 @@ async def decide_call(
         return DecidedCall(item, decision, args, verdict, refusal)
     earlier = await ctx.intents.get(item.call["id"] or "")
     return DecidedCall(item, decision, args, verdict, earlier=earlier)
+
+
+async def _with_diff(
+    verdict: Verdict, args: dict[str, Any], ctx: DuckContext, env: PolicyEnv
+) -> Verdict:
+    """An overwrite's question with the diff it makes; none if it changes nothing."""
+    path = str(args.get("path"))
+    timeout_s = ctx.settings.file_tool_timeout_s
+    diff = await overwrite_diff(env.workspace, path, args.get("content"), timeout_s)
+    if not diff:
+        return dataclasses.replace(verdict, action="allow", reason=UNCHANGED.format(path=path))
+    return dataclasses.replace(verdict, reason=f"{verdict.reason}:\n{diff}")
 
 
 async def _assess(

@@ -129,6 +129,9 @@ async def _outcome(
         )
     if item.planned.call["name"] == "shell_exec":
         return await _run_shell(item, password, args, runtime, env)
+    if item.planned.call["name"] == "file_write" and item.verdict.overwrites:
+        # The policy judged the overwrite (the person approved it, or the rule allows it).
+        args = {**args, "overwrite": True}
     if mcp_info(tool) is not None:  # the server's own arguments, nothing injected
         return await _invoke(tool, item.planned.call, args)
     injected = {"workspace": env.workspace, **deadline_args(tool.name, runtime.context.settings)}
