@@ -125,9 +125,9 @@ class Reviews:
             await asyncio.wait([driver])
         queue = self._queues.get(thread_id, [])
         stopped = 0
+        # Each one's row says where it is (the flag `deferred` may be stale for the one
+        # whose driver had started it again): `close` records only a change.
         for waiting in list(queue):
-            if why.deferred and waiting.deferred:
-                continue  # recorded as deferred already
             review = await self._pinned(waiting)
             still_open = await self._close(review, why)
             stopped += still_open

@@ -283,13 +283,16 @@ async def close_review(stores: RunStores, review: ReviewRef, stop: ReviewStop) -
     """Record that `review` stopped before its end: deferred, or skipped for good.
 
     Called once the review's task has ended (its events are written); `False` when its
-    run had ended already (the review finished before the stop reached it).
+    run had ended already (the review finished before the stop reached it). A review
+    deferred already stays so, with nothing more recorded.
     """
     ids = {"thread_id": review.thread_id, "task_id": review.task_id, "run_id": review.run_id}
     async with stores.db.transaction():
         record = await stores.runs.get(review.run_id)
         if record is None or record.status not in ("running", DEFERRED):
             return False
+        if stop.deferred and record.status == DEFERRED:
+            return True  # deferred already: nothing new to record
         if stop.deferred:
             await stores.runs.defer(review.run_id)
             closing = event("review_deferred", reason=stop.reason, **ids)

@@ -251,3 +251,22 @@ async def test_without_review_behind_the_turn_reviews_itself_before_done(
         assert types.index("reflection_completed") < types.index("done")
         assert [r.kind for r in await duck.runs("t")] == ["turn"]
         assert await duck.reviewed("t") == []
+
+
+async def test_a_message_right_after_a_revert_during_a_review_starts_at_once(
+    duck: DuckLM, reviewers: Reviewers, workspace: Path
+) -> None:
+    reviewers.review_delay_s = 1.0
+    await duck.run(WRITE, thread_id="t")
+    assert await asyncio.to_thread(reviewers.critic_asked.wait, 30)
+    await duck.undo("t")
+    await asyncio.sleep(0.2)  # the deferred review has started again
+    after = await duck.run("Explain what a goose is.", thread_id="t")
+    assert after.status == "completed"
+    await duck.reviewed("t")
+    assert [(r.kind, r.status) for r in await duck.runs("t")] == [
+        ("turn", "completed"),
+        ("review", "completed"),
+        ("turn", "completed"),
+        ("review", "completed"),
+    ]
