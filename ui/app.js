@@ -10,6 +10,7 @@ import { initNotices } from "./notify.js";
 import { ApprovalsPage } from "./page-approvals.js";
 import { ExperiencePage, MemoryPage, SkillsPage } from "./page-learning.js";
 import { Sidebar } from "./sidebar.js";
+import { StatusLine } from "./status-line.js";
 import { initTheme } from "./theme.js";
 
 const PAGE_TITLES = {
@@ -94,6 +95,13 @@ function main() {
     },
     onRefreshed: () => syncTitle(),
   });
+  const status = new StatusLine({
+    warmup: byTestId("warmup-status"),
+    review: byTestId("review-status"),
+    reviewText: byTestId("review-status-text"),
+    skip: byTestId("review-skip"),
+  });
+  status.watchWarmup();
   let chat = null;
   const composer = new Composer(composerElements, {
     onSend: (text) => chat.send(text),
@@ -108,6 +116,7 @@ function main() {
         location.hash = `#/c/${encodeURIComponent(id)}`;
       },
       onChanged: () => sidebar.refresh(),
+      onIdle: (id) => status.watchReview(id),
     },
   );
 

@@ -24,11 +24,13 @@ export class Chat {
    *   transcript (role="log") and the greeting shown before the first message.
    * @param {{composer: import("./composer.js").Composer,
    *   activity: import("./activity.js").Activity,
-   *   onCreated: (id: string) => void, onChanged: () => void}} parts - `onCreated` when
-   *   sending creates a conversation; `onChanged` when titles or order may have changed.
+   *   onCreated: (id: string) => void, onChanged: () => void,
+   *   onIdle: (id: string|null) => void}} parts - `onCreated` when sending creates a
+   *   conversation; `onChanged` when titles or order may have changed; `onIdle` when a
+   *   conversation is shown or its task ended (a review may run behind the answer).
    */
-  constructor({ transcript, empty }, { composer, activity, onCreated, onChanged }) {
-    Object.assign(this, { transcript, empty, composer, activity, onCreated, onChanged });
+  constructor({ transcript, empty }, { composer, activity, onCreated, onChanged, onIdle }) {
+    Object.assign(this, { transcript, empty, composer, activity, onCreated, onChanged, onIdle });
     this.conversationId = null;
     this.generation = 0; // bumped on each switch; late answers of an older view are dropped
     this.stream = null;
@@ -53,6 +55,7 @@ export class Chat {
     this.conversationId = id;
     this.empty.hidden = Boolean(id);
     this.setTaskState("idle");
+    this.onIdle(id);
     if (!id) return;
     let conversation;
     try {
@@ -205,6 +208,7 @@ export class Chat {
     } else if (event.type === "done") {
       this.setTaskState(event.status === "interrupted" ? "interrupted" : "idle");
       if (event.status !== "interrupted") this.onChanged();
+      this.onIdle(this.conversationId);
     }
   }
 
