@@ -8,6 +8,7 @@ from langchain_core.messages import AIMessage
 
 from ducklm.graph.state import DuckState
 from ducklm.turn.coding.pending import pending_coder_calls
+from ducklm.turn.tool_step.repeats import only_repeats
 
 AfterAnswer = Literal["critic", "memory_policy", "__end__"]
 
@@ -43,11 +44,13 @@ def route_after_tool(state: DuckState) -> Literal["action", "step_review", "thin
     After the call of a rule shortcut or of the tool chosen by meaning (the turn's first
     step) the thinker answers from its result: the request asked for that one call and
     nothing more, and a tiny model asked again adds calls that only spoil the answer.
+    A step whose every call repeated an earlier one (answered from it) brought nothing
+    new: the model is going round, so the answer is written from what the turn has.
     """
     one_call = state.route is not None and (state.route.shortcut or state.route.selected)
     if one_call and state.step == 1:
         return "thinker"
-    if state.step < state.step_limit:
+    if state.step < state.step_limit and not only_repeats(state.messages):
         return "action"
     return "step_review" if state.current_step else "thinker"
 

@@ -12,6 +12,9 @@ resumes, so whatever ran before a later question would run again, or be reported
 2. Running, after the last answer: emit `tool_call_started`, write allow-forever rules,
    record shell intents, run, emit `tool_call_finished`; one ToolMessage per call.
 
+A call identical to one the turn declined or already ran is neither asked nor run: it
+gets the earlier outcome (`ducklm/turn/tool_step/repeats.py`, read from the messages).
+
 A shell command records an intent before it starts, so a run resumed after a crash
 reports "outcome unknown" instead of starting it again (and asks no password for it).
 """
@@ -30,9 +33,10 @@ from ducklm.kit.events import emit
 from ducklm.tools.policy import PolicyEnv
 from ducklm.tools.sandbox.runner import proxied
 from ducklm.turn.tool_step.intent import request_mismatch
-from ducklm.turn.tool_step.plan import DecidedCall, PlannedCall, decide_call, plan_call
+from ducklm.turn.tool_step.plan import DecidedCall, PlannedCall, decide_call, plan_calls
 from ducklm.turn.tool_step.questions import Asking, PasswordFor, ask_passwords, ask_person
-from ducklm.turn.tool_step.run import execute
+from ducklm.turn.tool_step.repeats import TurnCalls
+from ducklm.turn.tool_step.run import execute, repeat
 from ducklm.turn.tool_step.taint import first_taint
 from ducklm.undo.step import StepCheckpoint
 
@@ -58,20 +62,29 @@ async def run_tools(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str
     # A resumed run in a new process finds its MCP servers not started yet.
     servers = {ctx.mcp.server_of(call["name"]) for call in last.tool_calls}
     await ctx.mcp.ensure(s for s in servers if s is not None)
+    turn = TurnCalls(state.messages, lambda name: ctx.tools.get(name) or ctx.mcp.tool(name))
     # Phase 1: questions only. Nothing above the last interrupt may have a side effect.
-    planned = [await plan_call(c, ctx, env, proposals, state.taint) for c in last.tool_calls]
+    planned = await plan_calls(last.tool_calls, ctx, env, proposals, taint=state.taint, turn=turn)
     decisions = ask_person([_asking(p, state.task) for p in planned if p.needs_person])
     decided = [await decide_call(p, decisions.get(p.call["id"] or ""), ctx, env) for p in planned]
     passwords = ask_passwords([_password_for(d) for d in decided if d.needs_password], ctx.vault)
     # Phase 2: every answer is in; run each call once, in the model's order.
     messages = [_invalid(bad) for bad in last.invalid_tool_calls]
     checkpoint = StepCheckpoint(ctx.undo, runtime, env.workspace, state.step)
-    ran = []
+    ran: list[tuple[DecidedCall, ToolMessage]] = []
+    done: dict[str, ToolMessage] = {}
     for item in decided:
-        password = passwords.pop(item.planned.call["id"] or "", None)
+        call_id = item.planned.call["id"] or ""
+        if (of := item.planned.repeat_of) is not None:
+            # The earlier call is of an earlier step, or earlier in this one (run above).
+            earlier = turn.result(of)
+            messages.append(repeat(item, done[of] if earlier is None else earlier, runtime))
+            continue
+        password = passwords.pop(call_id, None)
         message = await execute(item, password, runtime, env, proposals, checkpoint=checkpoint)
         ran.append((item, message))
         messages.append(message)
+        done[call_id] = message
     update: dict[str, Any] = {"messages": messages}
     if state.taint is None and (taint := first_taint(ran, ctx.settings)) is not None:
         emit(runtime, "conversation_untrusted", **taint.event_fields())

@@ -2,16 +2,17 @@
 
 Everything here only reads (the policy, allow-forever rules, command intents, the file
 an overwrite replaces), because the tool node re-runs it from the top every time a
-paused step resumes. `plan_call` decides whether a person must approve a call;
-`decide_call` folds the person's decision in and says whether the call, as it will run,
-needs the sudo password.
+paused step resumes. `plan_calls` sets apart the calls that repeat an earlier one of the
+turn (`repeats`); `plan_call` decides whether a person must approve a call; `decide_call`
+folds the person's decision in and says whether the call, as it will run, needs the sudo
+password.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,7 @@ from ducklm.tools.mcp_info import mcp_info
 from ducklm.tools.policy import PolicyEnv, Verdict, assess
 from ducklm.tools.trust import Taint, assess_mcp, under_taint
 from ducklm.turn.coding.proposals import CodeProposal, Proposal
+from ducklm.turn.tool_step.repeats import TurnCalls
 from ducklm.turn.tool_step.write_diff import overwrite_diff
 
 if TYPE_CHECKING:
@@ -34,6 +36,7 @@ UNKNOWN_TOOL = "unknown tool {name!r}; the tools are: {names}"
 REJECTED = "the user rejected this call"
 BLOCKED = "blocked by policy: {reason}"
 NOTHING_TO_WRITE = Verdict("allow", "the coder made no change that could be written")
+REPEATED = Verdict("allow", "repeats an earlier call of this turn: answered from it")
 UNCHANGED = "{path} already holds this text: nothing changes"
 
 
@@ -47,6 +50,8 @@ class PlannedCall:
     problem: str | None = None
     approved_by: str | None = None
     """An allow-forever rule that answered the question instead of a person."""
+    repeat_of: str | None = None
+    """The id of the earlier call this one repeats: it is answered from that one's outcome."""
 
     @property
     def needs_person(self) -> bool:
@@ -73,6 +78,27 @@ class DecidedCall:
         """Whether this call will run through sudo, so the person must give the password."""
         runs = self.refusal is None and self.earlier is None
         return runs and self.planned.call["name"] == "shell_exec" and self.verdict.sudo
+
+
+async def plan_calls(
+    calls: Sequence[ToolCall],
+    ctx: DuckContext,
+    env: PolicyEnv,
+    proposals: Mapping[str, Proposal],
+    *,
+    taint: Taint | None,
+    turn: TurnCalls,
+) -> list[PlannedCall]:
+    """`plan_call` for each of the step's calls, in order; a repeat asks nothing."""
+    planned = []
+    for call in calls:
+        earlier = turn.earlier(call)
+        if earlier is not None:
+            tool = ctx.tools.get(call["name"]) or ctx.mcp.tool(call["name"])
+            planned.append(PlannedCall(call, tool, REPEATED, repeat_of=earlier))
+        else:
+            planned.append(await plan_call(call, ctx, env, proposals, taint))
+    return planned
 
 
 async def plan_call(

@@ -22,12 +22,13 @@ from ducklm.stores.intents import Intent
 from ducklm.tools.coder_tools import CODER_TOOL_NAMES
 from ducklm.tools.errors import ToolError
 from ducklm.tools.file_threads import deadline_args
-from ducklm.tools.hitl import AllowForever
+from ducklm.tools.hitl import AllowForever, Reject
 from ducklm.tools.mcp_info import event_fields, mcp_info
 from ducklm.tools.policy import PolicyEnv, may_change_workspace
 from ducklm.tools.shell import ShellEnv
 from ducklm.turn.coding.proposals import Proposal
 from ducklm.turn.tool_step.plan import DecidedCall
+from ducklm.turn.tool_step.repeats import DECLINED, repeat_message
 from ducklm.undo.step import StepCheckpoint
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
 BAD_ARGS = "bad arguments for {name}: {problems}"
 NO_PASSWORD = "the user did not give the sudo password; the command did not run"
+NO_PASSWORD_REASON = "they did not give the sudo password"
 OUTCOME_UNKNOWN = (
     "interrupted, outcome unknown: this command had started when DuckLM stopped, and it "
     "was not run again. Check its effects before running it again."
@@ -138,14 +140,44 @@ async def _outcome(
     return await _invoke(tool, item.planned.call, {**args, **injected})
 
 
+def repeat(item: DecidedCall, earlier: ToolMessage, runtime: Runtime[DuckContext]) -> ToolMessage:
+    """The answer to `item`, a repeat of the call `earlier` answered: nothing runs or is asked.
+
+    Only `tool_call_finished` is emitted (nothing started), with `repeat_of`.
+    """
+    call = item.planned.call
+    message = repeat_message(call, earlier)
+    emit(
+        runtime,
+        "tool_call_finished",
+        call_id=call["id"],
+        tool=call["name"],
+        args=call["args"],
+        status=message.status,
+        decision=None,
+        approved_by=None,
+        verdict=item.planned.verdict.action,
+        output=message.text,
+        truncated=False,
+        repeat_of=earlier.tool_call_id,
+    )
+    return message
+
+
 def _blocked(item: DecidedCall, password: str | None) -> Outcome | None:
-    """The outcome of a call that will not run (refused, ran before, no password), or `None`."""
+    """The outcome of a call that will not run (refused, ran before, no password), or `None`.
+
+    One the person declined says so (`declined`, with their reason), so that a repeat of
+    it in this turn is answered with that reason instead of asking again (`repeats`).
+    """
     if item.refusal is not None:
-        return Outcome("error", item.refusal, {})
+        decision = item.decision
+        facts = {DECLINED: decision.message or ""} if isinstance(decision, Reject) else {}
+        return Outcome("error", item.refusal, facts)
     if item.earlier is not None:
         return _earlier_outcome(item.earlier)
     if item.needs_password and password is None:
-        return Outcome("error", NO_PASSWORD, {})
+        return Outcome("error", NO_PASSWORD, {DECLINED: NO_PASSWORD_REASON})
     return None
 
 
