@@ -30,10 +30,14 @@ PACKAGED_MINILM = frozenset({"all-MiniLM-L6-v2", "sentence-transformers/all-Mini
 REMOTE_BATCH = 256
 REMOTE_TIMEOUT_S = 30.0
 QUERY_CACHE_SIZE = 64
-BACKGROUND_CHUNK_CHARS = 500
-"""A background encode goes to the model thread as jobs of texts up to this many
-characters together (or one longer text): a query that comes meanwhile waits for one
-such job at most, and short texts still share a batch."""
+BACKGROUND_BATCH = 64
+BACKGROUND_CHUNK_CHARS = 8_000
+"""A background encode goes to the model thread as jobs of up to `BACKGROUND_BATCH`
+texts and this many characters together (or one longer text): a query that comes
+meanwhile waits for one such job at most. Jobs of 500 characters (6 short texts) made
+ingest 4x slower than whole batches (11/s against 48/s measured side by side on a loaded
+machine, 165 jobs for 1,000 memories): torch pays its per-call cost on every job and
+pads nothing away. 64 short texts encode in about 80 ms on a quiet 2-core machine."""
 
 
 class EmbeddingError(RuntimeError):
@@ -65,8 +69,8 @@ class LocalEmbedder:
     async def embed(self, texts: Sequence[str], *, background: bool = False) -> Vectors:
         """Encode `texts` on the model's thread, queries before background work.
 
-        A background batch goes as several small jobs (`BACKGROUND_CHUNK_CHARS`), so that
-        a query submitted meanwhile waits for one of them at most, not for the batch.
+        A background batch goes as jobs of up to `BACKGROUND_BATCH` texts, so that a
+        query submitted meanwhile waits for one of them at most, not for the batch.
         """
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
@@ -89,11 +93,11 @@ class LocalEmbedder:
 
 
 def background_chunks(texts: Sequence[str]) -> list[list[str]]:
-    """`texts` in order, cut where the next text would pass `BACKGROUND_CHUNK_CHARS`."""
+    """`texts` in order, cut at `BACKGROUND_BATCH` texts or `BACKGROUND_CHUNK_CHARS`."""
     chunks: list[list[str]] = []
     size = BACKGROUND_CHUNK_CHARS  # the first text starts a chunk
     for text in texts:
-        if size + len(text) > BACKGROUND_CHUNK_CHARS:
+        if size + len(text) > BACKGROUND_CHUNK_CHARS or len(chunks[-1]) >= BACKGROUND_BATCH:
             chunks.append([])
             size = 0
         chunks[-1].append(text)

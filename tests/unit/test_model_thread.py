@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from ducklm.memory.embeddings import (
+    BACKGROUND_BATCH,
     BACKGROUND_CHUNK_CHARS,
     LocalEmbedder,
     QueryCache,
@@ -25,7 +26,7 @@ from ducklm.memory.model_thread import ModelThread, Priority
 MODEL = "all-MiniLM-L6-v2"
 # Long enough that a background batch of them takes many chunks.
 BACKLOG = [
-    f"note {n}: the heron came back to the mill pond on day {n} of the thaw" for n in range(64)
+    f"note {n}: the heron came back to the mill pond on day {n} of the thaw" for n in range(256)
 ]
 
 
@@ -102,11 +103,13 @@ async def test_every_job_runs_on_one_thread() -> None:
 
 
 def test_background_chunks_keep_the_order_and_stay_small() -> None:
+    half = "h" * (BACKGROUND_CHUNK_CHARS // 2)
     long = "x" * (BACKGROUND_CHUNK_CHARS + 1)
-    texts = ["a" * 200, "b" * 200, "c" * 200, long, "d"]
-    chunks = background_chunks(texts)
-    assert chunks == [["a" * 200, "b" * 200], ["c" * 200], [long], ["d"]]
-    assert len(background_chunks(BACKLOG)) > 4  # the batch below takes many jobs
+    texts = [half, half, half, long, "d"]
+    assert background_chunks(texts) == [[half, half], [half], [long], ["d"]]
+    short = ["s"] * (BACKGROUND_BATCH + 1)
+    assert background_chunks(short) == [["s"] * BACKGROUND_BATCH, ["s"]]
+    assert len(background_chunks(BACKLOG)) == 4  # the batch below takes several jobs
 
 
 @pytest.fixture
