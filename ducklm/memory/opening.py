@@ -40,7 +40,11 @@ async def open_episodes(settings: Settings, db: Database, facts: MemoryStore) ->
     collection = collection_name(settings.embeddings_model, "episodes")
     table = MemoryTable(db, "episodes")
     store = MemoryStore(
-        table, facts.embedder, facts.vectors.sibling(collection), weight=EPISODE_WEIGHT
+        table,
+        facts.embedder,
+        facts.vectors.sibling(collection),
+        weight=EPISODE_WEIGHT,
+        follow_replies=True,
     )
     await store.load()
     return store

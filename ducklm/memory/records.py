@@ -67,7 +67,8 @@ class MemoryHit:
 
     record: MemoryRecord
     score: float
-    """The fused score the hits are ordered by (higher is better)."""
+    """How well the record matches, 0..1 (cosine and BM25 coverage, `fusion.convex`);
+    hits are ordered by the fusion (`fusion.fuse`), which this roughly follows."""
     vector_score: float | None
     """Cosine similarity to the query; `None` when the vector search did not return it."""
     keyword_score: float | None

@@ -104,6 +104,16 @@ class MemoryTable:
         params += [limit] if limit is not None else []
         return await self._select(f"{where} ORDER BY updated_at DESC, id{tail}", params)
 
+    async def next_said(self, record: MemoryRecord) -> MemoryRecord | None:
+        """The record created next after `record` in its conversation, if any."""
+        if record.conversation_id is None:
+            return None
+        rows = await self._select(
+            "WHERE conversation_id = ? AND created_at > ? ORDER BY created_at, id LIMIT 1",
+            (record.conversation_id, record.created_at),
+        )
+        return rows[0] if rows else None
+
     async def count(self) -> int:
         """How many records there are, superseded ones included."""
         row = await self._db.fetchone(f"SELECT COUNT(*) FROM {self.name}")
