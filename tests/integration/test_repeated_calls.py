@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,11 @@ from tests.support.scripted_llm import Reply, ScriptedLLM, call, reply
 
 RM = call("shell_exec", command="rm old.log")
 ANSWER = "Here is what happened."
+JSON_MODELS = """
+defaults: {{base_url: {url}, model: scripted, api_key: test}}
+roles:
+  action: {{tool_mode: json, structured_output: json_schema}}
+"""
 
 
 def _always(tool_call: Any) -> Any:
@@ -147,3 +153,27 @@ async def test_a_model_looping_to_the_step_limit_ends_with_an_answer(
     limit = duck.context.settings.max_action_steps
     assert len(_of(result.events, "tool_call_finished")) == limit
     assert not _questions(result)
+
+
+async def test_in_json_mode_a_declined_call_is_asked_once(
+    settings: Settings, llm: ScriptedLLM, workspace: Path, tmp_path: Path
+) -> None:
+    """The bundled model's way of calling tools: a JSON directive under a grammar."""
+    models = tmp_path / "models.yaml"
+    await asyncio.to_thread(models.write_text, JSON_MODELS.format(url=llm.base_url))
+    await asyncio.to_thread((workspace / "old.log").write_text, "log\n")
+    directive = json.dumps({"reasoning": "", "actions": [{"tool": RM.name, "args": RM.args}]})
+
+    def respond(body: dict[str, Any]) -> Reply:
+        return reply(directive if "response_format" in body else ANSWER)
+
+    llm.set_responder(respond)
+    options = {"models_config": models, "tool_selector": False}
+    async with DuckLM.open(settings.model_copy(update=options)) as duck:
+        paused = await duck.run("Please get rid of old.log", thread_id="t", critic=False)
+        assert paused.status == "interrupted"
+        done = await duck.resume_run("t", [{"type": "reject"}], critic=False, memory=False)
+        results = await _tool_messages(duck, "t")
+    assert (done.status, done.answer) == ("completed", ANSWER)
+    assert len(_questions(paused, done)) == 1
+    assert results[-1].text == "the user declined this earlier in this turn: no reason given"
