@@ -190,6 +190,15 @@ def test_scaffolding_is_cut_from_an_answer() -> None:
     assert check.clean(kept, allowed="Be brief and concrete.") == kept
 
 
+def test_a_prompt_sentence_in_other_words_is_scaffolding_too() -> None:
+    copied = (
+        "- If a tool failed, was refused by the user, or the work was cut short, say so clearly."
+    )
+    assert BUNDLED.clean(f"{copied}\nThe notes list three ducks.") == "The notes list three ducks."
+    ordinary = "The pond has three ducks, and a duck named Ana likes bread at noon."
+    assert BUNDLED.clean(ordinary) == ordinary
+
+
 def test_the_stream_is_held_to_each_sentence_and_cleaned() -> None:
     seen: list[dict[str, object]] = []
     gate = TokenGate(seen.append, lambda: (BUNDLED, ""))

@@ -7,8 +7,10 @@ every role prompt (`prompts/roles/*.md`), the tools' descriptions, the turn's sk
 notes, and the templates and markers of the code that writes prompts (its constants,
 handed in, `{field}`s read as wildcards). An answer's sentence (or line) that holds one
 of them, or is a long enough piece of one, is left out, unless the same words are in
-the conversation or the tool results (a file may well say "Be brief"); a marker such as
-"[tool x result]" is cut out of its sentence. (A direct answer, which shows a tool result
+the conversation or the tool results (a file may well say "Be brief"). A longer sentence
+made of a phrase's words with one or two changed counts too: SmolLM2 answered "If a tool
+failed, was refused by the user, or the work was cut short, say so clearly." A marker
+such as "[tool x result]" is cut out of its sentence. (A direct answer, which shows a tool result
 as it is, is not checked: `ducklm.turn.answers.guard`.)
 
 Everything here is pure; the prompt files are read at import.
@@ -26,6 +28,11 @@ from ducklm.turn.prompting import budget, transcript
 
 MIN_WORDS = 4
 """Shorter phrases ("Be brief.") match ordinary answers."""
+NEAR_WORDS = 6
+"""A sentence this long may repeat a phrase in other words ("say so clearly")."""
+NEAR_SHARE = 0.8
+"""...when this share of its words are the phrase's, and they cover most of the phrase."""
+NEAR_COVER = 0.6
 MARKERS = re.compile(
     r"\[(?:tool [\w.-]+ (?:result|failed)|calling tools:[^\]\n]*|\.\.\. [^\]\n]*)\]", re.I
 )
@@ -105,9 +112,10 @@ class Scaffolding:
         text = normalise(sentence)
         if not text:
             return False
-        long = len(text.split()) >= MIN_WORDS
+        words = text.split()
+        long = len(words) >= MIN_WORDS
         for phrase in self.plain:
-            repeats = phrase in text or (long and text in phrase)
+            repeats = phrase in text or (long and text in phrase) or _near(words, phrase)
             if repeats and not (said and (phrase in said or text in said)):
                 return True
         return any(p.search(text) and not (said and p.search(said)) for p in self.patterns)
@@ -118,6 +126,15 @@ class Scaffolding:
         if without != piece and not without.strip():
             return ""
         return "" if self.is_scaffolding(without, said) else without
+
+
+def _near(words: list[str], phrase: str) -> bool:
+    """Whether `words` say `phrase` again with a word or two changed."""
+    if len(words) < NEAR_WORDS:
+        return False
+    theirs = set(phrase.split())
+    shared = sum(w in theirs for w in words)
+    return shared >= NEAR_SHARE * len(words) and shared >= NEAR_COVER * len(theirs)
 
 
 def segments(text: str) -> Iterator[str]:
