@@ -2,7 +2,10 @@
 
 A server is stdio (`command`, `args`, `env`, `cwd`) or streamable HTTP (`url`,
 `headers`). DuckLM adds, per server, `trust` (`untrusted` by default), `enabled` (Cline's
-`disabled` is read too) and `timeout_s`. A bad file stops DuckLM at startup with a
+`disabled` is read too), `timeout_s` (a call's whole time), `idle_timeout_s` (its time
+without a progress notification) and `start_timeout_s`. `${VAR}` and `${VAR:-default}`
+in `env`, `headers`, `args` and `url` are filled from DuckLM's environment when the
+server starts (`variables`). A bad file stops DuckLM at startup with a
 message that names the server and the field: a server that silently does not load, or
 loads with a misspelled `trust`, is worse than a refusal.
 """
@@ -11,16 +14,19 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ducklm.mcp.variables import expand, refuse_duck
+
 SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,30}$")
-# `${VAR}` in `env` and `headers` is expanded from DuckLM's environment, as other MCP
-# clients do (a person keeps a server's key in the environment); DuckLM's own variables,
-# its API token among them, are never handed to a server that way.
-DUCK_VARIABLE = re.compile(r"\$\{DUCK_[^}]*\}")
+TOP_LEVEL = '{"mcpServers": {"name": {...}}}'
+VS_CODE_SHAPE = (
+    "'servers' is VS Code's spelling; DuckLM reads {\"mcpServers\": {...}} (rename the key)"
+)
 BAD_NAME = (
     "a server name is 1-31 letters, digits, '-' or '_', without '__' (tools are named "
     "<server>__<tool>)"
@@ -58,15 +64,31 @@ class ServerSpec(BaseModel):
     disabled: bool = False
     """Cline's and Roo's spelling of `enabled: false`."""
     timeout_s: float | None = Field(default=None, gt=0, le=3600)
-    """Seconds a call may take; `DUCK_MCP_TIMEOUT_S` when unset."""
+    """Seconds a call may take in all; `DUCK_MCP_TIMEOUT_S` when unset."""
+    idle_timeout_s: float | None = Field(default=None, gt=0, le=3600)
+    """Seconds a call may go without a progress notification; `timeout_s` when unset."""
+    start_timeout_s: float = Field(default=60.0, gt=0, le=3600)
+    """Seconds the server may take to start and list its tools."""
 
     @field_validator("env", "headers")
     @classmethod
     def _no_duck_variables(cls, values: dict[str, str]) -> dict[str, str]:
         for key, value in values.items():
-            if DUCK_VARIABLE.search(value):
-                raise ValueError(f"{key}: DuckLM's own DUCK_* variables are not passed to servers")
+            try:
+                refuse_duck(value)
+            except ValueError as exc:
+                raise ValueError(f"{key}: {exc}") from None
         return values
+
+    @field_validator("args")
+    @classmethod
+    def _no_duck_in_args(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(refuse_duck(v) for v in values)
+
+    @field_validator("url")
+    @classmethod
+    def _no_duck_in_url(cls, value: str | None) -> str | None:
+        return None if value is None else refuse_duck(value)
 
     @model_validator(mode="after")
     def _one_transport(self) -> ServerSpec:
@@ -74,11 +96,30 @@ class ServerSpec(BaseModel):
             raise ValueError("give either 'command' (stdio) or 'url' (streamable HTTP)")
         if self.url is not None and (self.args or self.env or self.cwd):
             raise ValueError("'args', 'env' and 'cwd' are for stdio servers, not 'url'")
-        if self.url is not None and not self.url.startswith(("http://", "https://")):
+        if self.url is not None and not self.url.startswith(("http://", "https://", "${")):
             raise ValueError("'url' must start with http:// or https://")
         if self.command is not None and self.headers:
             raise ValueError("'headers' are for 'url' servers")
         return self
+
+    def expanded(self, environ: Mapping[str, str]) -> ServerSpec:
+        """The server with its `${VAR}` filled from `environ`.
+
+        Raises:
+            UnsetVariable: A variable without a default is unset.
+            ValueError: The filled `url` is not http(s).
+        """
+        url = None if self.url is None else expand(self.url, environ, "url")
+        if url is not None and not url.startswith(("http://", "https://")):
+            raise ValueError("'url' must start with http:// or https://")
+        return self.model_copy(
+            update={
+                "url": url,
+                "args": tuple(expand(a, environ, "args") for a in self.args),
+                "env": {k: expand(v, environ, f"env.{k}") for k, v in self.env.items()},
+                "headers": {k: expand(v, environ, f"headers.{k}") for k, v in self.headers.items()},
+            }
+        )
 
     @property
     def transport(self) -> Literal["stdio", "http"]:
@@ -122,7 +163,12 @@ def parse_mcp_config(text: str, where: str = "mcp.json") -> tuple[ServerSpec, ..
     except json.JSONDecodeError as exc:
         raise McpConfigError(f"{where}: not JSON (line {exc.lineno}: {exc.msg})") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("mcpServers", {}), dict):
-        raise McpConfigError(f'{where}: expected {{"mcpServers": {{"name": {{...}}}}}}')
+        raise McpConfigError(f"{where}: expected {TOP_LEVEL}")
+    if "servers" in raw and "mcpServers" not in raw:
+        raise McpConfigError(f"{where}: {VS_CODE_SHAPE}")
+    unknown = sorted(set(raw) - {"mcpServers"})
+    if unknown:  # a key DuckLM ignored silently is a setting the person believes in
+        raise McpConfigError(f"{where}: unknown top-level key {unknown[0]!r}; expected {TOP_LEVEL}")
     servers = []
     for name, body in raw.get("mcpServers", {}).items():
         if not SERVER_NAME.match(name) or "__" in name:

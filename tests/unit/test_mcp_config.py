@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from ducklm.mcp.config import McpConfigError, load_mcp_config, parse_mcp_config
+from ducklm.mcp.variables import UnsetVariable
 
 
 def _servers(**servers: object) -> str:
@@ -82,3 +84,44 @@ def test_not_json_and_not_the_shape(tmp_path: Path) -> None:
 
 def test_no_file_is_no_servers(tmp_path: Path) -> None:
     assert load_mcp_config(tmp_path / "missing.json") == ()
+
+
+@pytest.mark.parametrize(
+    ("raw", "says"),
+    [
+        ({"servers": {"fs": {"command": "x"}}}, "'servers' is VS Code's spelling"),
+        ({"mcpServers": {}, "inputs": []}, "unknown top-level key 'inputs'"),
+    ],
+)
+def test_other_shapes_and_unknown_keys_are_refused(raw: object, says: str) -> None:
+    with pytest.raises(McpConfigError, match=re.escape(says)):
+        parse_mcp_config(json.dumps(raw))
+
+
+@pytest.mark.parametrize(
+    "server",
+    [
+        {"command": "x", "args": ["--token=${DUCK_API_TOKEN}"]},
+        {"url": "http://h/${DUCK_API_TOKEN}/mcp"},
+        {"url": "http://h/mcp", "headers": {"Authorization": "Bearer ${DUCK_API_TOKEN}"}},
+    ],
+)
+def test_duck_variables_are_refused_everywhere(server: object) -> None:
+    with pytest.raises(McpConfigError, match=r"DuckLM's own DUCK_\* variables"):
+        parse_mcp_config(_servers(s=server))
+
+
+def test_variables_fill_env_headers_args_and_url() -> None:
+    (web,) = parse_mcp_config(
+        _servers(web={"url": "${BASE:-http://127.0.0.1:9}/mcp", "headers": {"A": "Bearer ${KEY}"}})
+    )
+    (cli,) = parse_mcp_config(
+        _servers(cli={"command": "x", "args": ["${DIR}"], "env": {"K": "${KEY}"}})
+    )
+    environ = {"KEY": "k1", "DIR": "/srv"}
+    assert web.expanded(environ).url == "http://127.0.0.1:9/mcp"
+    assert web.expanded(environ).headers == {"A": "Bearer k1"}
+    assert web.expanded({**environ, "BASE": "https://x"}).url == "https://x/mcp"
+    assert (cli.expanded(environ).args, cli.expanded(environ).env) == (("/srv",), {"K": "k1"})
+    with pytest.raises(UnsetVariable, match=r"KEY is not set \(named in env.K\)"):
+        cli.expanded({"DIR": "/srv"})
