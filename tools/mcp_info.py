@@ -7,6 +7,8 @@ the events and the CLI read it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -17,6 +19,16 @@ SEPARATOR = "__"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 MAX_NAME = 64
 METADATA_KEY = "ducklm_mcp"
+
+ProgressListener = Callable[[float, float | None, str | None], None]
+progress_listener: ContextVar[ProgressListener | None] = ContextVar(
+    "mcp_progress_listener", default=None
+)
+"""Set around an MCP tool's call to hear its progress: `(progress, total, message)`.
+
+The tool step sets it to emit `tool_progress` events; the call reads it when it starts
+(the SDK reports progress from its own task, where this context is not set).
+"""
 
 
 @dataclass(frozen=True)

@@ -5,21 +5,25 @@ by the task that entered them, so each session lives in a holder task that opens
 lists the tools, reports ready and waits until it is told to stop. Calls from the graph
 use the session from their own tasks (the SDK's streams allow that). A server that
 dies is noticed by the call that finds it gone, or by the ping at the start of the next
-turn, and is started again then.
+turn, and is started again then. One that failed to start is tried again after a pause
+that doubles (5 s up to 5 min), not at every turn: a hung server would add its start
+timeout to each of them.
 
 stdio servers get a clean environment: the SDK's minimal one (PATH, HOME, USER,
 LOGNAME, SHELL, TERM) plus the config's `env`, never DuckLM's own variables or the
-parent's secrets. Their stderr goes to `<data dir>/mcp/<server>.log` (0600), whose last
-line explains a crash.
+parent's secrets; `${VAR}` in the config is filled when the server starts
+(`variables.py`), so an unset one fails that server alone. Their stderr goes to
+`<data dir>/mcp/<server>.log` (0600), whose last line explains a crash.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
+import os
 from collections.abc import AsyncIterator
-from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
 
@@ -36,8 +40,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 State = Literal["stopped", "running", "failed", "crashed"]
-START_TIMEOUT_S = 60.0
 PING_TIMEOUT_S = 5.0
+FIRST_PAUSE_S = 5.0
+MAX_PAUSE_S = 300.0
 START_FAILED = "MCP server {name!r} did not start: {why}"
 CRASHED = "MCP server {name!r} crashed: {why}"
 NO_ANSWER = "it did not answer within {s:.0f} s"
@@ -54,15 +59,31 @@ class McpServer:
         self.tools: list[BaseTool] = []
         self._workspace = workspace
         self._log_path = log_dir / f"{spec.name}.log"
+        self.media_dir = log_dir / "media"
+        """Where images, audio and blobs from its results are saved."""
         self._timeout_s = spec.timeout_s or timeout_s
+        self._pause_s = FIRST_PAUSE_S
+        self._retry_at = 0.0
         self._session: ClientSession | None = None
         self._holder: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
+        self._refreshing: set[asyncio.Task[None]] = set()
 
     @property
     def timeout_s(self) -> float:
-        """Seconds one call may take."""
+        """Seconds one call may take in all."""
         return self._timeout_s
+
+    @property
+    def idle_timeout_s(self) -> float:
+        """Seconds one call may go without a progress notification."""
+        return min(self.spec.idle_timeout_s or self._timeout_s, self._timeout_s)
+
+    def retry_in_s(self) -> float:
+        """Seconds until a failed server is tried again (0: at the next `ensure`)."""
+        if self.state != "failed":
+            return 0.0
+        return max(0.0, self._retry_at - asyncio.get_running_loop().time())
 
     @property
     def session(self) -> ClientSession | None:
@@ -75,8 +96,18 @@ class McpServer:
             return
         if self.state == "running":
             await self.mark_crashed("it stopped answering")
+        loop = asyncio.get_running_loop()
+        if self.state == "failed" and loop.time() < self._retry_at:
+            return  # tried a moment ago: `error` still says why
         await self.stop()
         await self._start()
+        if self.state == "failed":
+            self._retry_at, self._pause_s = (
+                loop.time() + self._pause_s,
+                min(self._pause_s * 2, MAX_PAUSE_S),
+            )
+        else:
+            self._pause_s = FIRST_PAUSE_S
 
     async def mark_crashed(self, why: str) -> str:
         """Record that the server died (its tools go until the next turn starts it again).
@@ -107,14 +138,17 @@ class McpServer:
             self.state = "stopped"
 
     async def _start(self) -> None:
+        # The MCP SDK loads when a server first starts (about 1 s of imports that every
+        # DuckLM process paid, mcp.json or not), in a thread: importing reads files.
+        await asyncio.to_thread(importlib.import_module, "ducklm.mcp.session")
         self._stop = asyncio.Event()
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._holder = asyncio.create_task(self._hold(ready), name=f"mcp:{self.spec.name}")
         try:
-            await asyncio.wait_for(asyncio.shield(ready), timeout=START_TIMEOUT_S)
+            await asyncio.wait_for(asyncio.shield(ready), timeout=self.spec.start_timeout_s)
         except TimeoutError:
             await self.stop()
-            await self._fail(NO_ANSWER.format(s=START_TIMEOUT_S))
+            await self._fail(NO_ANSWER.format(s=self.spec.start_timeout_s))
         except Exception as exc:  # the holder's reason, already worded
             await self.stop()
             await self._fail(str(exc))
@@ -125,27 +159,52 @@ class McpServer:
         log.warning("%s", self.error)
 
     async def _hold(self, ready: asyncio.Future[None]) -> None:
-        # The MCP SDK and its adapters load when a server starts: about 1 s of imports
-        # that every DuckLM process paid, mcp.json or not.
-        from langchain_mcp_adapters.tools import load_mcp_tools  # noqa: PLC0415
-
         try:
             async with self._open() as session:
                 await session.initialize()
-                found = await load_mcp_tools(session, server_name=self.spec.name)
-                self.tools = [adapt_tool(self, t) for t in found]
+                self.tools = await self._list_tools(session)
                 self._session, self.state, self.error = session, "running", None
                 ready.set_result(None)
                 await self._stop.wait()
         except BaseException as exc:
             if not ready.done():
                 ready.set_exception(RuntimeError(self._start_failure(exc)))
-            elif not isinstance(exc, asyncio.CancelledError):
+            elif not isinstance(exc, asyncio.CancelledError) and not self._stop.is_set():
                 await self.mark_crashed(failure_words(exc))
             if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt | SystemExit):
                 raise
         finally:
             self._session = None
+
+    async def _list_tools(self, session: ClientSession) -> list[BaseTool]:
+        found, cursor = [], None
+        while True:
+            page = await session.list_tools(cursor=cursor)
+            found.extend(page.tools)
+            cursor = page.nextCursor
+            if not cursor:
+                return [adapt_tool(self, t) for t in found]
+
+    async def _tools_changed(self) -> None:
+        # Called from the session's reading task, which must go on reading for the
+        # answer to arrive: the list is fetched in a task of its own.
+        task = asyncio.create_task(self._refresh(), name=f"mcp:{self.spec.name}:tools")
+        self._refreshing.add(task)
+        task.add_done_callback(self._refreshing.discard)
+
+    async def _refresh(self) -> None:
+        session = self._session
+        if session is None:
+            return
+        try:
+            tools = await asyncio.wait_for(self._list_tools(session), timeout=PING_TIMEOUT_S * 6)
+        except Exception:  # the old list stays; a broken session shows at the next call
+            log.warning(
+                "MCP server %r: could not list its changed tools", self.spec.name, exc_info=True
+            )
+            return
+        if self._session is session:
+            self.tools = tools
 
     def _start_failure(self, exc: BaseException) -> str:
         cwd = self.spec.cwd or self._workspace
@@ -155,32 +214,42 @@ class McpServer:
 
     @contextlib.asynccontextmanager
     async def _open(self) -> AsyncIterator[ClientSession]:
-        from langchain_mcp_adapters.sessions import create_session  # noqa: PLC0415  see _hold
-        from mcp import ClientSession, StdioServerParameters  # noqa: PLC0415
+        # Loaded by `_start` already (off the loop); named here for the types.
+        from mcp import StdioServerParameters  # noqa: PLC0415
         from mcp.client.stdio import stdio_client  # noqa: PLC0415
+        from mcp.client.streamable_http import streamable_http_client  # noqa: PLC0415
+        from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: PLC0415
 
-        spec = self.spec
+        from ducklm.mcp.session import DuckSession, root_uri  # noqa: PLC0415  it imports the SDK
+
+        spec = self.spec.expanded(os.environ)
+        root = spec.cwd or self._workspace
+        uri = await asyncio.to_thread(root_uri, root)
         if spec.transport == "http":
-            connection = {
-                "transport": "streamable_http",
-                "url": spec.url,
-                "headers": dict(spec.headers) or None,
-                "timeout": timedelta(seconds=30),
-            }
-            async with create_session(connection) as session:  # type: ignore[arg-type]
+            # Made in a thread: an httpx client loads the CA bundle from disk.
+            client = await asyncio.to_thread(create_mcp_http_client, dict(spec.headers) or None)
+            async with (
+                client,
+                streamable_http_client(spec.url or "", http_client=client) as (read, write, _),
+                DuckSession(
+                    read, write, root_uri=uri, on_tools_changed=self._tools_changed
+                ) as session,
+            ):
                 yield session
             return
         params = StdioServerParameters(
             command=spec.command or "",
             args=list(spec.args),
             env=dict(spec.env),
-            cwd=spec.cwd or self._workspace,
+            cwd=root,
         )
         errlog = await asyncio.to_thread(self._open_log)
         try:
             async with (
                 stdio_client(params, errlog=errlog) as (read, write),
-                ClientSession(read, write) as session,
+                DuckSession(
+                    read, write, root_uri=uri, on_tools_changed=self._tools_changed
+                ) as session,
             ):
                 yield session
         finally:

@@ -20,6 +20,8 @@ from ducklm.mcp.config import ServerSpec, load_mcp_config
 from ducklm.mcp.server import McpServer
 from ducklm.tools.mcp_info import McpToolInfo, mcp_info
 
+DOWN = "MCP server {name!r} is down: {why}"
+
 
 @dataclass(frozen=True)
 class ServerProblem:
@@ -58,6 +60,13 @@ class McpServers:
     def tool(self, name: str) -> BaseTool | None:
         """The running tool the model calls `name`, or `None`."""
         return next((t for t in self.tools() if t.name == name), None)
+
+    def down_reason(self, tool_name: str) -> str | None:
+        """Why `<server>__<tool>` cannot run when its server is configured but down."""
+        server = self._servers.get(self.server_of(tool_name) or "")
+        if server is None or server.session is not None:
+            return None
+        return DOWN.format(name=server.spec.name, why=server.error or server.state)
 
     def infos(self) -> list[McpToolInfo]:
         """What DuckLM knows of each running tool."""

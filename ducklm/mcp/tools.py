@@ -1,8 +1,12 @@
 """MCP tools as the model sees them: `<server>__<tool>`, with the server's own schema.
 
-langchain-mcp-adapters turns each MCP tool into a LangChain tool bound to the open
-session (and converts its results); DuckLM wraps it under its own name with a timeout,
-clear words for a crash, a cap on huge results, and the facts the policy reads
+Each tool the server lists becomes a LangChain tool under DuckLM's name that calls
+`tools/call` on the open session: with a progress token (a notification pushes the
+idle deadline back, never past the total one; `tools/mcp_info.py:progress_listener`
+hears it), `notifications/cancelled` when DuckLM gives up (`session.py`), the result
+rendered by `content.py` (its blocks in the artifact, which `tool_call_finished`
+carries as `mcp_content`), a JSON-RPC error as a tool error (the server stays up), a
+broken session as a crash, a cap on huge results, and the facts the policy reads
 (`McpToolInfo` in the tool's metadata).
 """
 
@@ -11,69 +15,104 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 
+from ducklm.mcp.content import render_result
 from ducklm.mcp.errors import failure_words
 from ducklm.tools.errors import ToolError
-from ducklm.tools.mcp_info import METADATA_KEY, McpToolInfo, model_name
+from ducklm.tools.mcp_info import METADATA_KEY, McpToolInfo, model_name, progress_listener
 
 if TYPE_CHECKING:
+    from mcp import ClientSession, types
+
     from ducklm.mcp.server import McpServer
 
 # The audit log keeps a tool's whole output; a server answering megabytes would fill it.
 # The state keeps far less (`DUCK_MAX_TOOL_OUTPUT_CHARS`, cut by the tool step).
 MAX_RESULT_CHARS = 200_000
 RESULT_CUT = "\n[... {n} chars of the MCP result cut ...]\n"
-TIMED_OUT = "the MCP tool {name} did not answer within {s:g} s; it may still be working"
+TIMED_OUT = "the MCP tool {name} did not answer within {s:g} s; it was told to stop"
+IDLE = "the MCP tool {name} sent nothing for {s:g} s; it was told to stop"
 NOT_RUNNING = "{why}; its tools come back when the next turn starts it again"
 DIED_IN_CALL = "the call was lost: {why}"
 TOOL_FAILED = "the MCP tool {name} reported an error: {text}"
+PROTOCOL_ERROR = "the MCP server refused the call to {name}: {message} (JSON-RPC error {code})"
 
 
-def adapt_tool(server: McpServer, tool: BaseTool) -> BaseTool:
-    """`tool` (from langchain-mcp-adapters) under DuckLM's name, rules and metadata."""
+def adapt_tool(server: McpServer, tool: types.Tool) -> BaseTool:
+    """The MCP `tool` of `server` under DuckLM's name, rules and metadata."""
     spec = server.spec
-    hints = {k: v for k, v in (tool.metadata or {}).items() if k.endswith("Hint") or k == "title"}
+    hints = tool.annotations.model_dump(exclude_none=True) if tool.annotations else {}
     info = McpToolInfo(
         server=spec.name,
         tool=tool.name,
         name=model_name(spec.name, tool.name),
         description=" ".join((tool.description or "").split()),
         trusted=spec.trusted,
-        annotations={k: v for k, v in hints.items() if v is not None},
+        annotations={k: v for k, v in hints.items() if k.endswith("Hint") or k == "title"},
     )
 
-    async def call(**arguments: Any) -> str:
-        return await _call(server, tool, info, arguments)
+    async def call(**arguments: Any) -> tuple[str, dict[str, Any]]:
+        return await _call(server, info, arguments)
 
     return StructuredTool(
         name=info.name,
         description=tool.description or f"{tool.name} (MCP server {spec.name})",
-        args_schema=tool.args_schema or {"type": "object", "properties": {}},
+        args_schema=tool.inputSchema or {"type": "object", "properties": {}},
         coroutine=call,
+        response_format="content_and_artifact",
         metadata={METADATA_KEY: info},
     )
 
 
-async def _call(server: McpServer, tool: BaseTool, info: McpToolInfo, args: dict[str, Any]) -> str:
-    if server.session is None:
+async def _call(server: McpServer, info: McpToolInfo, args: dict[str, Any]) -> tuple[str, Any]:
+    from mcp.shared.exceptions import McpError  # noqa: PLC0415  loaded with the session
+    from mcp.types import CONNECTION_CLOSED  # noqa: PLC0415
+
+    session = server.session
+    if session is None:
         raise ToolError(NOT_RUNNING.format(why=server.error or f"{info.server} is not running"))
-    as_call = {"type": "tool_call", "name": tool.name, "id": "mcp", "args": args}
     try:
-        async with asyncio.timeout(server.timeout_s):
-            message = await tool.ainvoke(as_call)
-    except TimeoutError:
-        raise ToolError(TIMED_OUT.format(name=info.name, s=server.timeout_s)) from None
+        result = await _within_deadlines(session, server, info, args)
+    except McpError as exc:
+        if exc.error.code == CONNECTION_CLOSED:  # the SDK's word for a server that died
+            why = await server.mark_crashed(failure_words(exc))
+            raise ToolError(DIED_IN_CALL.format(why=why)) from None
+        error = exc.error  # the server answered, with an error: it is still there
+        words = PROTOCOL_ERROR.format(name=info.name, message=error.message, code=error.code)
+        raise ToolError(words) from None
     except ToolError:
         raise
     except Exception as exc:  # the session broke under the call: the server died
         why = await server.mark_crashed(failure_words(exc))
         raise ToolError(DIED_IN_CALL.format(why=why)) from None
-    text = message.text if isinstance(message, ToolMessage) else str(message)
-    if isinstance(message, ToolMessage) and message.status == "error":
-        raise ToolError(TOOL_FAILED.format(name=info.name, text=_cap(text)))
-    return _cap(text)
+    rendered = await asyncio.to_thread(render_result, result, server.media_dir)
+    if rendered.is_error:
+        raise ToolError(TOOL_FAILED.format(name=info.name, text=_cap(rendered.text)))
+    return _cap(rendered.text), rendered.artifact()
+
+
+async def _within_deadlines(
+    session: ClientSession, server: McpServer, info: McpToolInfo, args: dict[str, Any]
+) -> types.CallToolResult:
+    """`tools/call`, given up (and cancelled) past the idle or the total deadline."""
+    whole, idle = server.timeout_s, server.idle_timeout_s
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + whole
+    listener = progress_listener.get()  # read here: the SDK calls back from its own task
+    try:
+        async with asyncio.timeout(min(idle, whole)) as limit:
+
+            async def progress(progress: float, total: float | None, message: str | None) -> None:
+                limit.reschedule(min(loop.time() + idle, deadline))
+                if listener is not None:
+                    listener(progress, total, message)
+
+            return await session.call_tool(info.tool, args, progress_callback=progress)
+    except TimeoutError:
+        if loop.time() >= deadline - 0.01:
+            raise ToolError(TIMED_OUT.format(name=info.name, s=whole)) from None
+        raise ToolError(IDLE.format(name=info.name, s=idle)) from None
 
 
 def _cap(text: str) -> str:

@@ -36,7 +36,9 @@ def some_dir(tmp_path: Path) -> Path:
 def settings(settings: Settings, tmp_path: Path, some_dir: Path) -> Settings:
     config = write_config(
         tmp_path / "mcp.json",
-        fs=npm_server("server-filesystem", str(some_dir)),
+        # DuckLM offers its working folder as the MCP root, and the filesystem server
+        # serves its roots rather than its arguments when the client has roots.
+        fs={**npm_server("server-filesystem", str(some_dir)), "cwd": str(some_dir)},
         everything=npm_server("server-everything", trust="trusted"),
         gone={"command": str(tmp_path / "missing-server")},
     )

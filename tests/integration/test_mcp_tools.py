@@ -169,7 +169,7 @@ async def test_a_hanging_call_times_out(duck: DuckLM, llm: ScriptedLLM) -> None:
     assert finished["status"] == "error"
     assert (
         finished["output"]
-        == "the MCP tool notes__hang did not answer within 2 s; it may still be working"
+        == "the MCP tool notes__hang did not answer within 2 s; it was told to stop"
     )
 
 

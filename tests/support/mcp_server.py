@@ -6,7 +6,9 @@
 Its tools cover what DuckLM must handle: annotations (read-only, open-world,
 destructive), a result carrying an injection (`MCP_TEST_INJECTION`), a tool that sends
 text out (recorded in `MCP_TEST_SENT`, so a test can see whether it ran), a crash mid-call,
-a call that never answers, a huge result, and what the process sees of its environment.
+a call that never answers, a huge result, and what the process sees of its environment;
+who the client says it is and its roots, a JSON-RPC error, a call that records its
+cancellation, and one that reports progress.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ import socket
 import sys
 from pathlib import Path
 
-from mcp.server.fastmcp import FastMCP
-from mcp.types import ToolAnnotations
+from mcp.server.fastmcp import Context, FastMCP
+from mcp.shared.exceptions import UrlElicitationRequiredError
+from mcp.types import ElicitRequestURLParams, ToolAnnotations
 
 READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
 server = FastMCP("ducklm-test")
@@ -86,6 +89,46 @@ def huge() -> str:
 def environment() -> str:
     """The names of the process's environment variables, and its working folder."""
     return " ".join(sorted(os.environ)) + f"\ncwd={Path.cwd()}"
+
+
+@server.tool()
+async def whoami(ctx: Context) -> str:  # type: ignore[type-arg]
+    """The client's name and version, and the roots it offers."""
+    info = ctx.session.client_params.clientInfo if ctx.session.client_params else None
+    roots = await ctx.session.list_roots()
+    return f"{info.name if info else '?'} {info.version if info else '?'} " + " ".join(
+        str(r.uri) for r in roots.roots
+    )
+
+
+@server.tool()
+def needs_sign_in() -> str:
+    """Answer with a JSON-RPC error (-32042, the one FastMCP passes through as an error)."""
+    ask = ElicitRequestURLParams(
+        mode="url", message="sign in first", url="https://example.com/sign-in", elicitationId="e1"
+    )
+    raise UrlElicitationRequiredError([ask])
+
+
+@server.tool()
+async def wait_for_cancel() -> str:
+    """Wait until cancelled, and record that the cancel came (in `MCP_TEST_SENT`)."""
+    try:
+        await asyncio.sleep(3600)
+    except asyncio.CancelledError:
+        # A blocking write, on purpose: the task is being cancelled, and it is one line.
+        Path(os.environ["MCP_TEST_SENT"]).write_text("cancelled\n")  # noqa: ASYNC240
+        raise
+    return "late"
+
+
+@server.tool()
+async def slow_with_progress(ctx: Context, steps: int, pause_s: float) -> str:  # type: ignore[type-arg]
+    """Report progress `steps` times, `pause_s` apart."""
+    for step in range(steps):
+        await asyncio.sleep(pause_s)
+        await ctx.report_progress(step + 1, steps, f"step {step + 1}")
+    return "done"
 
 
 def serve_http() -> None:
