@@ -28,12 +28,12 @@ from pathlib import Path
 
 from _common import duck_settings, header, median_ms, p90_ms, table
 from dialogue_data import Conversation, generate, halves
-from memory_recall import WEIGHTS, rrf
 
 from ducklm.memory import MemoryStore, NewMemory, open_episodes, open_memory
 from ducklm.memory.bm25 import BM25Index
 from ducklm.memory.episodes import index_new
-from ducklm.memory.fusion import EPISODE_WEIGHT, fuse
+from ducklm.memory.fusion import EPISODE_WEIGHT
+from ducklm.memory.fusion import convex as fuse
 from ducklm.stores import open_database
 
 K = 5
@@ -41,6 +41,15 @@ CANDIDATES = 30
 ASKER = "asking-conversation"
 WRITE_TURNS = 60
 TARGET_GAIN = 1.15
+WEIGHTS = (0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.9, 1.0)
+
+
+def rrf(rankings: list[list[str]], k: int = 60) -> list[str]:
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, doc in enumerate(ranking, start=1):
+            scores[doc] = scores.get(doc, 0.0) + 1 / (k + rank)
+    return sorted(scores, key=lambda d: -scores[d])
 
 
 def workspace(convo: Conversation) -> str:
