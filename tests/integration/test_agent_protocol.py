@@ -221,13 +221,11 @@ async def test_interrupt_then_resume(
     [update] = [u for u in data_of(first, "updates") if "__interrupt__" in u]
     [interrupt] = update["__interrupt__"]
     request = interrupt["value"]
-    assert request["action_requests"] == [
-        {
-            "name": "file_write",
-            "args": {"path": "a.txt", "content": "new", "overwrite": True},
-            "description": "overwrite existing file a.txt",
-        }
-    ]
+    (action,) = request["action_requests"]
+    assert (action["name"], action["args"]) == ("file_write", OVERWRITE.args)
+    # The reason, then the change as a diff.
+    assert action["description"].startswith("overwrite existing file a.txt:\n--- a/a.txt\n")
+    assert "\n-old\n" in action["description"] and "\n+new\n" in action["description"]
     # Byte for byte what the LangGraph server would send for this interrupt.
     expected = Interrupt(value=request, id=interrupt["id"])
     assert update == json.loads(json_dumpb({"__interrupt__": (expected,)}))

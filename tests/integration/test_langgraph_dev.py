@@ -119,13 +119,11 @@ async def test_approval_round_trip_through_langgraph_dev(
     ]
     assert len(interrupts) == 1, first
     request = interrupts[0]["value"]
-    assert request["action_requests"] == [
-        {
-            "name": "file_write",
-            "args": {"path": "a.txt", "content": "new", "overwrite": True},
-            "description": "overwrite existing file a.txt",
-        }
-    ]
+    (action,) = request["action_requests"]
+    assert (action["name"], action["args"]) == ("file_write", WRITE.args)
+    # The reason, then the change as a diff.
+    assert action["description"].startswith("overwrite existing file a.txt:\n--- a/a.txt\n")
+    assert "\n-old\n" in action["description"] and "\n+new\n" in action["description"]
     assert request["review_configs"] == [
         {
             "action_name": "file_write",
