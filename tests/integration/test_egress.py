@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,27 +21,13 @@ from ducklm.tools.sandbox.egress import ANY_HOST
 from ducklm.tools.sandbox.landlock import abi_version
 from ducklm.tools.sandbox.runner import ExecResult, Limits, run_sandboxed
 from ducklm.tools.sandbox.view import View, bwrap_view, relay_interpreter
+from tests.support.lan import LAN, needs_lan
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bwrap") is None or shutil.which("curl") is None,
     reason="needs bubblewrap and curl",
 )
 BODY = "HELLO-FROM-THE-HOST"
-
-
-def lan_address() -> str | None:
-    """This machine's address on its network (no packet is sent), or None."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        try:
-            probe.connect(("192.0.2.1", 9))
-        except OSError:
-            return None
-        address = str(probe.getsockname()[0])
-    return None if address.startswith("127.") else address
-
-
-LAN = lan_address()
-needs_lan = pytest.mark.skipif(LAN is None, reason="this machine has no address but loopback")
 
 
 @dataclass

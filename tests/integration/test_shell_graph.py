@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from ducklm.runtime.facade import DuckLM, RunResult
+from tests.support.lan import LAN, needs_lan
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 
 
@@ -163,20 +164,48 @@ async def test_output_flood_is_capped(duck: DuckLM, llm: ScriptedLLM) -> None:
     assert len(tool_message["content"]) <= duck.settings.max_tool_output_chars + 200
 
 
+@needs_lan
 async def test_network_is_closed_unless_approved(duck: DuckLM, llm: ScriptedLLM) -> None:
+    """Approved, the command reaches the host on its card, through the egress proxy."""
+
     async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         writer.write(b"HTTP/1.0 200 OK\r\nContent-Length: 5\r\n\r\nquack")
         await writer.drain()
         writer.close()
 
-    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    server = await asyncio.start_server(answer, "0.0.0.0", 0)
     port = server.sockets[0].getsockname()[1]
     async with server:
-        command = f"curl -s http://127.0.0.1:{port}/"
+        command = f"curl -s http://{LAN}:{port}/"
         llm.script(reply(tool_calls=[shell(command)]))
         paused = await duck.run("fetch it", critic=False, memory=False)
         assert paused.status == "interrupted"
-        assert "network" in paused.pending[0]["request"]["action_requests"][0]["description"]
+        description = paused.pending[0]["request"]["action_requests"][0]["description"]
+        assert "network" in description
+        assert f"reaches only {LAN}" in description
         llm.script(reply("Fetched."))
         done = await duck.resume_run(paused.thread_id, [{"type": "approve"}])
         assert finished(done)["output"] == "exit code 0\nquack"
+        assert finished(done)["hosts_reached"] == [LAN]
+
+
+async def test_an_approved_command_never_reaches_the_machines_loopback(
+    duck: DuckLM, llm: ScriptedLLM
+) -> None:
+    """The card's host is loopback, the person approves: the proxy still refuses it."""
+    seen: list[bytes] = []
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        seen.append(await reader.readline())
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        llm.script(reply(tool_calls=[shell(f"curl -s http://127.0.0.1:{port}/v1/approvals")]))
+        paused = await duck.run("fetch it", critic=False, memory=False)
+        llm.script(reply("It did not answer."))
+        done = await duck.resume_run(paused.thread_id, [{"type": "approve"}])
+        assert seen == []
+        assert finished(done)["hosts_refused"] == ["127.0.0.1"]
+        assert "let no connection through to 127.0.0.1" in finished(done)["output"]
