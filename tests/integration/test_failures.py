@@ -15,8 +15,10 @@ from tests.support.scripted_llm import ScriptedLLM, call, reply
 
 
 async def test_step_limit_ends_the_tool_loop(duck: DuckLM, llm: ScriptedLLM) -> None:
+    # Distinct calls: an identical one is answered from the first and ends the loop itself
+    # (`ducklm/turn/tool_step/repeats.py`).
     limit = duck.settings.max_action_steps
-    llm.script(*[reply(tool_calls=[call("list_dir", path=".")]) for _ in range(limit)])
+    llm.script(*[reply(tool_calls=[call("list_dir", path=f"d{i}")]) for i in range(limit)])
     llm.script(reply("I looked around enough."))
     result = await duck.run("look around forever", critic=False, memory=False)
 
