@@ -19,7 +19,7 @@ import pytest
 
 from ducklm.tools.sandbox.egress import ANY_HOST
 from ducklm.tools.sandbox.landlock import abi_version
-from ducklm.tools.sandbox.runner import ExecResult, Limits, run_sandboxed
+from ducklm.tools.sandbox.runner import ExecResult, Limits, Protection, run_sandboxed
 from ducklm.tools.sandbox.view import View, bwrap_view, relay_interpreter
 from tests.support.lan import LAN, needs_lan
 
@@ -55,16 +55,26 @@ async def host() -> AsyncIterator[Host]:
         yield found
 
 
-async def curl(url: str, workspace: Path, hosts: tuple[str, ...]) -> ExecResult:
+async def online(
+    command: str,
+    workspace: Path,
+    hosts: tuple[str, ...],
+    protection: Protection = "bubblewrap",
+) -> ExecResult:
+    """Run `command` as approved for the network, for `hosts`."""
     return await run_sandboxed(
-        f"curl -sS -m 5 {url}",
+        command,
         workspace=workspace,
         cwd=workspace,
-        protection="bubblewrap",
+        protection=protection,
         network=True,
         hosts=hosts,
         limits=Limits(timeout_s=15),
     )
+
+
+async def curl(url: str, workspace: Path, hosts: tuple[str, ...]) -> ExecResult:
+    return await online(f"curl -sS -m 5 {url}", workspace, hosts)
 
 
 @needs_lan
@@ -126,14 +136,10 @@ async def test_any_host_still_keeps_private_addresses_out(workspace: Path, host:
 async def test_raw_sockets_have_no_way_out(workspace: Path, host: Host) -> None:
     """No route but the proxy: bash's /dev/tcp to an approved address goes nowhere."""
     address = str(LAN)
-    result = await run_sandboxed(
+    result = await online(
         f"exec 3<>/dev/tcp/{address}/{host.port} && echo CONNECTED",
-        workspace=workspace,
-        cwd=workspace,
-        protection="bubblewrap",
-        network=True,
-        hosts=(address,),
-        limits=Limits(timeout_s=10),
+        workspace,
+        (address,),
     )
     await asyncio.sleep(0.1)
 
@@ -145,14 +151,10 @@ async def test_raw_sockets_have_no_way_out(workspace: Path, host: Host) -> None:
 async def test_the_proxy_is_gone_with_the_command(workspace: Path, host: Host) -> None:
     """A background child cannot keep a way out open after its command ended."""
     address = str(LAN)
-    result = await run_sandboxed(
+    result = await online(
         f"(sleep 1; curl -sS -m 3 http://{address}:{host.port}/late > late.txt) & echo started",
-        workspace=workspace,
-        cwd=workspace,
-        protection="bubblewrap",
-        network=True,
-        hosts=(address,),
-        limits=Limits(timeout_s=10),
+        workspace,
+        (address,),
     )
     await asyncio.sleep(2)
 
@@ -168,24 +170,18 @@ needs_landlock_net = pytest.mark.skipif(abi_version() < 4, reason="no Landlock n
 async def test_under_landlock_the_proxy_is_the_only_port(workspace: Path, host: Host) -> None:
     """Landlock names ports: the proxy's is open, the host's own port is not."""
     address = str(LAN)
-    through = await run_sandboxed(
+    through = await online(
         f"curl -sS -m 5 http://{address}:{host.port}/via-proxy",
-        workspace=workspace,
-        cwd=workspace,
-        protection="landlock",
-        network=True,
-        hosts=(address,),
-        limits=Limits(timeout_s=15),
+        workspace,
+        (address,),
+        "landlock",
     )
-    direct = await run_sandboxed(
+    direct = await online(
         f"curl -sS -m 5 --noproxy '*' http://{address}:{host.port}/direct; "
         f"curl -sS -m 5 http://127.0.0.1:{host.port}/loopback",
-        workspace=workspace,
-        cwd=workspace,
-        protection="landlock",
-        network=True,
-        hosts=(address,),
-        limits=Limits(timeout_s=15),
+        workspace,
+        (address,),
+        "landlock",
     )
 
     assert BODY in through.output
