@@ -28,7 +28,8 @@ def directive_mode(models: Path) -> dict[str, object]:
     """Settings for the model deciding by directive: the tool selector off.
 
     These tests are about the directive the model writes; choosing the tool by meaning
-    (which leaves the model only the arguments) is tested in test_tool_choice.py.
+    (which leaves the model only the arguments) is tested in tests/unit/test_tool_choice.py
+    and test_tool_choice_graph.py.
     """
     return {"models_config": models, "tool_selector": False}
 
