@@ -25,12 +25,15 @@ HUNG_CALLS = 8  # more than a 2-core machine's default executor has workers (6)
 
 
 @pytest.fixture
-def pipe(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    path = workspace / "pipe"
-    os.mkfifo(path)
+def pipes(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Path]]:
+    # One FIFO per call: identical calls in a turn are answered from the first
+    # (`ducklm/turn/tool_step/repeats.py`), and each of these must really hang.
+    paths = [workspace / f"pipe{i}" for i in range(HUNG_CALLS)]
+    for path in paths:
+        os.mkfifo(path)
     monkeypatch.setattr(files, "_READ_FLAGS", BLOCKING_READ)
-    yield path
-    release(path)
+    yield paths
+    release(*paths)
 
 
 @pytest.fixture
@@ -41,10 +44,10 @@ async def duck(settings: Settings) -> AsyncIterator[DuckLM]:
 
 
 async def test_hung_reads_are_errors_and_the_next_turn_runs(
-    duck: DuckLM, llm: ScriptedLLM, pipe: Path, workspace: Path
+    duck: DuckLM, llm: ScriptedLLM, pipes: list[Path], workspace: Path
 ) -> None:
     await asyncio.to_thread((workspace / "notes.md").write_text, "buy duck food\n")
-    reads = [call("file_read", path="pipe") for _ in range(HUNG_CALLS)]
+    reads = [call("file_read", path=path.name) for path in pipes]
     llm.script(reply(tool_calls=reads), reply("The pipe did not answer."))
     async with asyncio.timeout(30):
         first = await duck.run("read the pipe", critic=False, memory=False)

@@ -17,10 +17,11 @@ from ducklm.tools import file_threads, files
 BLOCKING_READ = files._READ_FLAGS & ~os.O_NONBLOCK
 
 
-def release(path: Path) -> None:
-    """Let every reader blocked on the FIFO `path` go, and wait for their threads. Blocking."""
-    with contextlib.suppress(OSError):  # ENXIO: no reader is waiting
-        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+def release(*paths: Path) -> None:
+    """Let every reader blocked on the FIFOs `paths` go, and wait for their threads. Blocking."""
+    for path in paths:
+        with contextlib.suppress(OSError):  # ENXIO: no reader is waiting
+            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
     for thread in list(file_threads._threads):
         thread.join(timeout=5)
         assert not thread.is_alive(), f"{thread.name} still blocked"
