@@ -108,7 +108,9 @@ async def test_chat_turn_streams_tokens_from_the_bundled_model(
     assert done["type"] == "done"
     assert done["status"] == "completed", events
     tokens = [e["text"] for e in events if e["type"] == "token"]
-    assert len(tokens) > 1, "the answer streams token by token"
+    # In json mode the scaffolding gate streams whole sentences (`ducklm/turn/answers/
+    # guard.py:TokenGate`): a one-sentence answer may come as one piece.
+    assert tokens, "the answer streams"
     assert "".join(tokens).strip() == done["answer"]
     # Critic and memory policy ran against the real server with json_object + schema: a
     # tiny model may fail them (non-fatal), but nothing is fatal.
