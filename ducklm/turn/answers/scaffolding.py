@@ -132,9 +132,11 @@ def _near(words: list[str], phrase: str) -> bool:
     """Whether `words` say `phrase` again with a word or two changed."""
     if len(words) < NEAR_WORDS:
         return False
-    theirs = set(phrase.split())
-    shared = sum(w in theirs for w in words)
-    return shared >= NEAR_SHARE * len(words) and shared >= NEAR_COVER * len(theirs)
+    # Distinct words on both sides: "answer answer answer ..." shares one word with a
+    # phrase, however often it says it.
+    mine, theirs = set(words), set(phrase.split())
+    shared = len(mine & theirs)
+    return shared >= NEAR_SHARE * len(mine) and shared >= NEAR_COVER * len(theirs)
 
 
 def segments(text: str) -> Iterator[str]:
