@@ -221,3 +221,11 @@ def test_a_destructive_command_for_a_rename_is_flagged() -> None:
     call = {"name": "shell_exec", "args": {"command": "rm draft.txt"}, "id": "c1"}
     card = _action_request(Asking(call, rm, flag))  # type: ignore[arg-type]
     assert card["description"] == f"{flag} rm deletes draft.txt"
+
+
+@pytest.mark.parametrize(
+    "answer", ["answer " * 20, "the the the the the the the the", "tool " * 12]
+)
+def test_a_word_said_over_and_over_is_no_prompt_phrase(answer: str) -> None:
+    """Distinct words count: a repeated word shares one word with a phrase, not twenty."""
+    assert BUNDLED.clean(answer) == answer.strip()
