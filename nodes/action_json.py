@@ -91,17 +91,22 @@ class DirectiveError(ValueError):
     """The directive cannot be used; the message is shown to the model for repair."""
 
 
-async def decide_with_directive(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
-    """Ask the action role for a directive; turn its actions into tool calls."""
-    ctx = runtime.context
-    tools = offered_tools(state, ctx)
-    system = directive_prompt(
+def _directive_system(state: DuckState, ctx: DuckContext, tools: ToolRegistry) -> str:
+    """The directive's system prompt for `tools`, as the action role is configured."""
+    return directive_prompt(
         ctx.prompts,
         tools,
         structured_output=ctx.models.config("action").structured_output,
         workspace=state.workspace,
         max_steps=ctx.settings.max_action_steps,
-    ) + step_brief(state)
+    )
+
+
+async def decide_with_directive(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
+    """Ask the action role for a directive; turn its actions into tool calls."""
+    ctx = runtime.context
+    tools = offered_tools(state, ctx)
+    system = _directive_system(state, ctx, tools) + step_brief(state)
     system_message, *history = await role_messages(state, ctx, system)
     messages = [system_message, *directive_examples(tools), *history]
     asked = await _ask_with_repair(ctx, messages, tools, directive_schema(tools))
@@ -130,13 +135,7 @@ async def fill_arguments(
     ctx = runtime.context
     offered = offered_tools(state, ctx)
     tools = offered.without(n for n in offered.names if n != selected.tool)
-    system = directive_prompt(
-        ctx.prompts,
-        tools,
-        structured_output=ctx.models.config("action").structured_output,
-        workspace=state.workspace,
-        max_steps=ctx.settings.max_action_steps,
-    )
+    system = _directive_system(state, ctx, tools)
     system_message, *history = await role_messages(state, ctx, system)
     messages = [system_message, *_nearest_examples(ctx, selected), *history]
     asked = await _ask_with_repair(ctx, messages, tools, call_schema(tools))
