@@ -92,13 +92,13 @@ def git_dir_files(git_dir: Path) -> list[Path]:
     files = [git_dir / "config", git_dir / "config.worktree"]
     common = git_dir / "commondir"
     if common.is_file():
-        files.append(git_dir / _read(common).strip() / "config")
+        files.append(git_dir / read_config(common).strip() / "config")
     return files
 
 
 def _pointed(dot_git: Path) -> Path:
     """The git dir a `.git` file points at (`gitdir: ../x/.git`)."""
-    target = _read(dot_git).removeprefix("gitdir:").strip()
+    target = read_config(dot_git).removeprefix("gitdir:").strip()
     return dot_git.parent / target
 
 
@@ -109,7 +109,7 @@ def reasons(files: list[Path]) -> list[str]:
         try:
             if not path.is_file():
                 continue
-            text = _read(path)
+            text = read_config(path)
         except (OSError, ValueError):
             found.append(UNREADABLE.format(path=path.name))
             continue
@@ -119,7 +119,8 @@ def reasons(files: list[Path]) -> list[str]:
     return found
 
 
-def _read(path: Path) -> str:
+def read_config(path: Path) -> str:
+    """A git config file's text, at most `MAX_CONFIG_BYTES` (ValueError past it). Blocking."""
     with path.open("rb") as f:
         data = f.read(MAX_CONFIG_BYTES + 1)
     if len(data) > MAX_CONFIG_BYTES:

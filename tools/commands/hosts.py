@@ -14,10 +14,12 @@ public host: the person then decides knowing that.
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ducklm.tools.commands.calls import split_call
+from ducklm.tools.commands.git_repo import config_files, read_config
 from ducklm.tools.commands.options import Opt, next_option
 from ducklm.tools.commands.parse import CommandParseError, parse_command
 from ducklm.tools.commands.rules import RuleIndex
@@ -141,11 +143,21 @@ def _host_of(text: str, name: str, *, bare: bool) -> str | None:
 
 
 def _git_remotes(workspace: Path) -> set[str]:
-    try:
-        text = (workspace / ".git" / "config").read_text(errors="replace")
-    except OSError:
-        return set()
-    return {h for url in _REMOTE_URL.findall(text) if (h := _host_of(url, "git", bare=False))}
+    """The hosts of the remotes of the repository git finds in `workspace`.
+
+    Its config files as the policy reads them (`git_repo.config_files`: a worktree's
+    and the common dir's too).
+    """
+    root = PurePosixPath(os.path.abspath(workspace))
+    hosts: set[str] = set()
+    for path in config_files(root, root):
+        try:
+            text = read_config(path)
+        except (OSError, ValueError):
+            continue  # missing, unreadable or too large: no hosts from it
+        urls = _REMOTE_URL.findall(text)
+        hosts |= {h for url in urls if (h := _host_of(url, "git", bare=False))}
+    return hosts
 
 
 def _clean(host: str) -> str:
