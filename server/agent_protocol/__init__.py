@@ -15,8 +15,11 @@ from contextlib import asynccontextmanager
 
 from fastapi import APIRouter, Depends, FastAPI
 
-from ducklm.server.agent_protocol import assistants, runs, state, threads
+from ducklm.server.agent_protocol import assistants, background, runs, state, threads
 from ducklm.server.agent_protocol.deps import Door
+from ducklm.server.agent_protocol.joining import RunStreams
+from ducklm.server.agent_protocol.multitask import RunQueue
+from ducklm.server.agent_protocol.run_store import RunStore
 from ducklm.server.agent_protocol.store import ThreadStore
 from ducklm.server.deps import single_query_values
 from ducklm.server.responses import GUARDED, errors
@@ -36,7 +39,7 @@ def agent_protocol_router() -> APIRouter:
         # Unknown query parameters pass: LangGraph clients send some DuckLM has no use for.
         dependencies=[Depends(single_query_values)],
     )
-    for module in (assistants, threads, state, runs):
+    for module in (assistants, threads, state, runs, background):
         router.include_router(module.router)
     return router
 
@@ -44,6 +47,17 @@ def agent_protocol_router() -> APIRouter:
 @asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     # The runs are the hub's: the app's lifespan cancels them at shutdown.
-    threads_store = await ThreadStore.open(app.state.duck.database)
-    app.state.agent_protocol = Door(threads=threads_store, started_at=time.time(), version=VERSION)
-    yield
+    database = app.state.duck.database
+    queue = RunQueue(app.state.hub)
+    app.state.agent_protocol = Door(
+        threads=await ThreadStore.open(database),
+        runs=await RunStore.open(database),
+        streams=RunStreams(),
+        queue=queue,
+        started_at=time.time(),
+        version=VERSION,
+    )
+    try:
+        yield
+    finally:
+        await queue.close()  # enqueued runs never start: they are refused as the hub stops

@@ -20,6 +20,16 @@ from ducklm.server.responses import errors
 
 router = APIRouter()
 
+FLAGS = {
+    "assistants": True,
+    "crons": False,
+    "langsmith": False,
+    # What this door serves beyond the LangGraph server's defaults being on:
+    "background_runs": True,
+    "resumable_streams": True,
+    "multitask_strategies": True,
+}
+
 
 def assistant(created_at: float) -> dict[str, Any]:
     """The assistant in the LangGraph server's shape."""
@@ -44,7 +54,7 @@ async def info(door: DoorDep) -> WireResponse:
         {
             "version": door.version,
             "langgraph_py_version": langgraph.version.__version__,
-            "flags": {"assistants": True, "crons": False, "langsmith": False},
+            "flags": FLAGS,
             "host": {"kind": "ducklm", "project_id": None, "revision_id": None},
         }
     )

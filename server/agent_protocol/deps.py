@@ -8,6 +8,9 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Request
 
 from ducklm.server.agent_protocol.catalog import find_thread
+from ducklm.server.agent_protocol.joining import RunStreams
+from ducklm.server.agent_protocol.multitask import RunQueue
+from ducklm.server.agent_protocol.run_store import RunStore
 from ducklm.server.agent_protocol.store import ThreadRecord, ThreadStore
 from ducklm.server.deps import Duck, Hub
 
@@ -18,6 +21,12 @@ class Door:
 
     threads: ThreadStore
     """The threads' metadata (the threads themselves are conversations)."""
+    runs: RunStore
+    """The runs' LangGraph fields and ids (the runs themselves are DuckLM's)."""
+    streams: RunStreams
+    """The runs a client can follow (running, enqueued, recently ended)."""
+    queue: RunQueue
+    """The runs enqueued on busy threads."""
     started_at: float
     """When the door opened (the assistant's `created_at`)."""
     version: str

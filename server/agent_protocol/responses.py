@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from ducklm.server.agent_protocol.run_views import RunStatus
 from ducklm.server.agent_protocol.views import ThreadStatus
 
 
@@ -127,3 +128,17 @@ class WaitedValues(BaseModel):
     """
 
     model_config = ConfigDict(extra="allow")
+
+
+class Run(BaseModel):
+    """A run: ids, times, status, the client's metadata and request, its strategy."""
+
+    run_id: str
+    thread_id: str
+    assistant_id: str
+    created_at: str
+    updated_at: str
+    status: RunStatus
+    metadata: dict[str, Any]
+    kwargs: dict[str, Any]
+    multitask_strategy: str

@@ -1,8 +1,8 @@
 """Request bodies of the Agent Protocol subset DuckLM serves.
 
 Field names and defaults follow the LangGraph server's OpenAPI. Fields DuckLM does not
-act on (webhooks, TTLs, multitask strategies, LangSmith tracing...) are accepted and
-ignored, as clients send them by default; wrong types and unknown stream modes are `422`.
+act on (webhooks, TTLs, LangSmith tracing...) are accepted and ignored, as clients send
+them by default; wrong types and unknown stream modes are `422`.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 StreamMode = Literal["values", "updates", "messages", "messages-tuple", "custom"]
 ThreadStatusFilter = Literal["idle", "busy", "interrupted", "error"]
+MultitaskStrategy = Literal["reject", "interrupt", "rollback", "enqueue"]
+RunStatusFilter = Literal["pending", "running", "error", "success", "timeout", "interrupted"]
 ThreadField = Literal[
     "thread_id",
     "created_at",
@@ -145,6 +147,9 @@ class RunCreate(Body):
     if_not_exists: Literal["reject", "create"] = "reject"
     on_disconnect: Literal["cancel", "continue"] = "continue"
     on_completion: Literal["delete", "keep"] = "delete"
+    multitask_strategy: MultitaskStrategy = "reject"
+    stream_resumable: bool = False
+    """Keep the run's events after its end, for a client that joins late (`joining.py`)."""
 
     @model_validator(mode="after")
     def _command_wins(self) -> RunCreate:

@@ -1,9 +1,11 @@
 """A run's DuckLM events and graph chunks as the LangGraph server streams them.
 
 The run is a hub task (`execution.py`); this module only maps what it publishes
-(`LiveTask.follow_wire`) to the LangGraph server's events (`langgraph_api/stream.py`):
+(`LiveTask.follow_wire`) to the LangGraph server's events (`langgraph_api/stream.py`);
+`joining.py` numbers them and follows a run from where a client asks:
 
-- `metadata`: `{"run_id", "attempt"}`, first; `run_id` is the DuckLM run's.
+- `metadata`: `{"run_id", "attempt"}`, first (`joining.py`); `run_id` is the run's id
+  (`run_store.py`).
 - `values`, `updates`: the graph's own chunks of those modes, untouched (the state after
   each step; `{node: update}`; at a question `__interrupt__`, as LangGraph adds it).
 - `messages` (mode `messages-tuple`): `[message chunk, metadata]` per token, the graph's.
@@ -19,17 +21,16 @@ The stream ends without an `end` event, as the LangGraph server's does.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterable, Iterator
 from typing import Any, NamedTuple, cast
 
 from langchain_core.messages import BaseMessage, BaseMessageChunk, message_chunk_to_message
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from ducklm.kit.events import Event
-from ducklm.server.agent_protocol.run_spec import RunSpec
 from ducklm.server.agent_protocol.schemas import StreamMode
 from ducklm.server.agent_protocol.wire import dumps
-from ducklm.server.tasks import Chunk, LiveTask
+from ducklm.server.tasks import Chunk
 
 INTERRUPT = "__interrupt__"
 KEEPALIVE_S = 5.0
@@ -44,6 +45,8 @@ class WireEvent(NamedTuple):
     json: str
     interrupted: bool = False
     """Whether the payload carries `__interrupt__` (what `runs/wait` returns)."""
+    id: str | None = None
+    """Its place in the run's stream (`joining.py`), sent as the SSE event's id."""
 
 
 def graph_modes(modes: tuple[StreamMode, ...]) -> frozenset[str]:
@@ -52,25 +55,20 @@ def graph_modes(modes: tuple[StreamMode, ...]) -> frozenset[str]:
     return frozenset(wanted - {"custom"})
 
 
-async def wire_events(
-    live: LiveTask, spec: RunSpec, *, cancel_on_disconnect: bool
-) -> AsyncIterator[WireEvent]:
-    """The run's events for one client, until the run ends or the client leaves.
+async def map_items(
+    items: AsyncIterator[Event | Chunk], modes: tuple[StreamMode, ...]
+) -> AsyncIterator[tuple[str, Any]]:
+    """The LangGraph events (name, payload) of a run's items, for a run of `modes`."""
+    mapper = _Mapper(modes)
+    async for item in items:
+        for mapped in mapper.map(item):
+            yield mapped
 
-    A client that leaves stops following; with `cancel_on_disconnect` it also cancels
-    the run (the runner records it as cancelled).
-    """
-    yield _encode("metadata", {"run_id": live.run_id, "attempt": 1})
-    mapper = _Mapper(spec.stream_modes)
-    ended = False
-    try:
-        async for item in live.follow_wire():
-            for name, payload in mapper.map(item):
-                yield _encode(name, payload)
-        ended = True
-    finally:
-        if cancel_on_disconnect and not ended and live.runner is not None:
-            live.runner.cancel()
+
+def count_events(items: Iterable[Event | Chunk], modes: tuple[StreamMode, ...]) -> int:
+    """How many LangGraph events `items` give, for a run of `modes`."""
+    mapper = _Mapper(modes)
+    return sum(1 for item in items for _ in mapper.map(item))
 
 
 class _Mapper:
@@ -103,7 +101,7 @@ def sse_response(events: AsyncIterator[WireEvent], headers: dict[str, str]) -> E
 
     async def body() -> AsyncIterator[ServerSentEvent]:
         async for item in events:
-            yield ServerSentEvent(data=item.json, event=item.event)
+            yield ServerSentEvent(data=item.json, event=item.event, id=item.id)
 
     return EventSourceResponse(body(), headers=headers)
 
@@ -114,7 +112,13 @@ async def wait_body(events: AsyncIterator[WireEvent]) -> AsyncIterator[bytes]:
     The result is the last `values`, or the state with `__interrupt__` when the run
     stopped at a question, or `{"__error__": {"error", "message"}}` when it failed.
     """
-    result = asyncio.ensure_future(_result(events))
+    async for chunk in keepalive_json(_result(events)):
+        yield chunk
+
+
+async def keepalive_json(json_text: Awaitable[str]) -> AsyncIterator[bytes]:
+    """`json_text` once it is there, newlines before it while it is awaited."""
+    result = asyncio.ensure_future(json_text)
     try:
         while not result.done():
             await asyncio.wait({result}, timeout=KEEPALIVE_S)
@@ -139,9 +143,10 @@ async def _result(events: AsyncIterator[WireEvent]) -> str:
     return failed or interrupted or latest
 
 
-def _encode(event: str, payload: Any) -> WireEvent:
+def encode(event: str, payload: Any, event_id: str | None = None) -> WireEvent:
+    """`payload` as the event `event` (with its id in the run's stream, if it has one)."""
     interrupted = isinstance(payload, dict) and bool(payload.get(INTERRUPT))
-    return WireEvent(event, dumps(payload), interrupted)
+    return WireEvent(event, dumps(payload), interrupted, event_id)
 
 
 class _Messages:

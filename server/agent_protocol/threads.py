@@ -63,6 +63,7 @@ async def delete_thread(thread: ThreadDep, duck: DuckDep, door: DoorDep, hub: Hu
         async with hub.claim(thread.thread_id):
             await duck.forget_thread(thread.thread_id)  # as deleting a conversation does
             await door.threads.delete(thread.thread_id)
+            await door.runs.forget_thread(thread.thread_id)
     except ThreadBusy:
         raise HTTPException(409, BUSY.format(thread_id=thread.thread_id)) from None
     return Response(status_code=204)

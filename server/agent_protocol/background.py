@@ -1,0 +1,239 @@
+"""Background runs and joining them: `/threads/{id}/runs`, `/runs`, `/runs/batch`.
+
+As the LangGraph server's routes (`langgraph_api/api/runs.py`): create a run without
+waiting (the `Run` comes back at once, `pending`), list and get runs, wait for one
+(`join`: the thread's values, or its `__interrupt__` or `__error__`), follow its stream
+(`GET .../stream`, `Last-Event-ID` replays what a client missed: `joining.py`), cancel
+it (`interrupt` or `rollback`: `cancelling.py`) and delete it. Runs are admitted as
+every run of the door is (`launch.py`), so each is a hub task with DuckLM's bookkeeping.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, get_args
+
+from fastapi import APIRouter, Header, HTTPException, Query, Response
+from fastapi.responses import StreamingResponse
+from sse_starlette import EventSourceResponse
+
+from ducklm.server.agent_protocol.run_lookup import FoundRun, find_run, run_result, wait_end
+from ducklm.server.agent_protocol.cancelling import CancelAction, cancel_started, forget
+from ducklm.server.agent_protocol.deps import DoorDep, DuckDep, HubDep, ThreadDep
+from ducklm.server.agent_protocol.joining import follow, parse_last_event_id
+from ducklm.server.agent_protocol.launch import admit
+from ducklm.server.agent_protocol.responses import Run, WaitedValues
+from ducklm.server.agent_protocol.run_spec import stateless_run, thread_run
+from ducklm.server.agent_protocol.run_views import run_status, run_view
+from ducklm.server.agent_protocol.schemas import RunCreate, RunStatusFilter, StreamMode
+from ducklm.server.agent_protocol.streaming import keepalive_json, sse_response
+from ducklm.server.agent_protocol.wire import WireResponse
+from ducklm.server.responses import errors, event_stream_doc
+
+router = APIRouter()
+
+ACTIVE = frozenset({"pending", "running"})
+STILL_RUNNING = "run {run_id} is {status}: cancel it before deleting it"
+BAD_MODES = "stream_mode {value!r} is not a stream mode or a JSON list of them"
+_RESULT = {**errors(404), 200: {"model": WaitedValues, "description": "The thread's values."}}
+
+
+@router.post("/threads/{thread_id}/runs", response_model=Run, responses=errors(404, 409, 422))
+async def create_run(
+    thread_id: str, body: RunCreate, duck: DuckDep, door: DoorDep, hub: HubDep
+) -> WireResponse:
+    """Start a run on the thread in the background; the `Run` at once."""
+    spec = await thread_run(thread_id, body, body.stream_modes(), duck=duck, door=door)
+    handle = await admit(spec, body, duck=duck, hub=hub, door=door)
+    view = await _created_view(handle.run_id, door)
+    location = f"/threads/{thread_id}/runs/{view['run_id']}"
+    return WireResponse(view, headers={"Content-Location": location})
+
+
+@router.post("/runs", response_model=Run, responses=errors(404, 422))
+async def create_stateless_run(
+    body: RunCreate, duck: DuckDep, door: DoorDep, hub: HubDep
+) -> WireResponse:
+    """Start a run on a new thread in the background (deleted after unless kept)."""
+    spec = await stateless_run(body, body.stream_modes(), duck=duck, door=door)
+    handle = await admit(spec, body, duck=duck, hub=hub, door=door)
+    return WireResponse(
+        await _created_view(handle.run_id, door),
+        headers={"Content-Location": f"/runs/{handle.run_id}"},
+    )
+
+
+@router.post("/runs/batch", response_model=list[Run], responses=errors(404, 422))
+async def create_batch(
+    bodies: list[RunCreate], duck: DuckDep, door: DoorDep, hub: HubDep
+) -> WireResponse:
+    """Start several thread-less background runs; their `Run`s, in order."""
+    specs = [await stateless_run(b, b.stream_modes(), duck=duck, door=door) for b in bodies]
+    views = []
+    for spec, body in zip(specs, bodies, strict=True):
+        handle = await admit(spec, body, duck=duck, hub=hub, door=door)
+        views.append(await _created_view(handle.run_id, door))
+    return WireResponse(views)
+
+
+@router.get("/threads/{thread_id}/runs", response_model=list[Run], responses=errors(404))
+async def list_runs(
+    thread: ThreadDep,
+    duck: DuckDep,
+    door: DoorDep,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 10,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    status: RunStatusFilter | None = None,
+) -> WireResponse:
+    """The thread's runs, newest first (runs of every door, enqueued ones too)."""
+    rows = {row.run_id: row for row in await door.runs.for_thread(thread.thread_id)}
+    by_duck = {row.duck_run_id: row for row in rows.values() if row.duck_run_id}
+    views = []
+    for record in await duck.runs(thread.thread_id):
+        row = by_duck.get(record.run_id)
+        if record.kind == "turn" and (row is None or row.state != "deleted"):
+            views.append(run_view(row, record))
+    waiting = [r for r in rows.values() if r.duck_run_id is None and r.state != "deleted"]
+    views += [run_view(row, None) for row in waiting]
+    views = [v for v in views if status is None or v["status"] == status]
+    views.sort(key=lambda v: v["created_at"], reverse=True)
+    return WireResponse(views[offset : offset + limit])
+
+
+@router.get("/threads/{thread_id}/runs/{run_id}", response_model=Run, responses=errors(404))
+async def get_run(thread: ThreadDep, run_id: str, duck: DuckDep, door: DoorDep) -> WireResponse:
+    """One run."""
+    found = await find_run(thread.thread_id, run_id, duck, door)
+    return WireResponse(run_view(found.row, found.record))
+
+
+@router.get("/threads/{thread_id}/runs/{run_id}/join", responses=_RESULT)
+async def join_run(
+    thread: ThreadDep, run_id: str, duck: DuckDep, door: DoorDep, hub: HubDep
+) -> StreamingResponse:
+    """Wait for the run's end; the thread's values (or `__interrupt__`, `__error__`)."""
+    found = await find_run(thread.thread_id, run_id, duck, door)
+    return _result_response(found, duck, door, hub)
+
+
+@router.post(
+    "/threads/{thread_id}/runs/{run_id}/cancel",
+    status_code=202,
+    responses={**_RESULT, 202: {"description": "Cancelled."}},
+)
+async def cancel_run(
+    thread: ThreadDep,
+    run_id: str,
+    duck: DuckDep,
+    door: DoorDep,
+    hub: HubDep,
+    wait: Annotated[str, Query()] = "false",
+    action: Annotated[str, Query()] = "interrupt",
+) -> Response:
+    """Cancel the run: `interrupt` keeps what it did, `rollback` deletes it and its work.
+
+    With `wait`, the answer is the join's (the thread's values once it has stopped).
+    """
+    how: CancelAction = "rollback" if action == "rollback" else "interrupt"
+    found = await find_run(thread.thread_id, run_id, duck, door)
+    await _cancel(found, how, duck=duck, door=door, hub=hub)
+    if wait.lower() in {"true", "yes", "1"} and how == "interrupt":
+        return _result_response(found, duck, door, hub)
+    return Response(status_code=202)
+
+
+@router.get(
+    "/threads/{thread_id}/runs/{run_id}/stream",
+    response_class=EventSourceResponse,
+    responses={**errors(404), **event_stream_doc("The run's events, from where asked.", data={})},
+)
+async def join_stream(
+    thread: ThreadDep,
+    run_id: str,
+    duck: DuckDep,
+    door: DoorDep,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+    stream_mode: str | None = None,
+    cancel_on_disconnect: str = "false",
+) -> EventSourceResponse:
+    """Follow the run's stream: after `Last-Event-ID` (what was missed), or from now."""
+    found = await find_run(thread.thread_id, run_id, duck, door)
+    path = f"/threads/{thread.thread_id}/runs/{run_id}"
+    headers = {"Content-Location": path, "Location": f"{path}/stream"}
+    handle = door.streams.get(found.run_id)
+    if handle is None:  # ended and not kept (not resumable, or long ago): nothing to follow
+        return sse_response(_nothing(), headers)
+    after = parse_last_event_id(last_event_id)
+    events = follow(
+        handle,
+        after=after,
+        from_now=after is None,
+        only=_modes(stream_mode),
+        cancel_on_disconnect=cancel_on_disconnect.lower() in {"true", "yes", "1"},
+    )
+    return sse_response(events, headers)
+
+
+@router.delete(
+    "/threads/{thread_id}/runs/{run_id}", status_code=204, responses=errors(404, 409)
+)
+async def delete_run(thread: ThreadDep, run_id: str, duck: DuckDep, door: DoorDep) -> Response:
+    """Delete an ended run from the thread's runs (DuckLM's audit keeps its events)."""
+    found = await find_run(thread.thread_id, run_id, duck, door)
+    status = run_status(found.row, found.record)
+    if status in ACTIVE:
+        raise HTTPException(409, STILL_RUNNING.format(run_id=run_id, status=status))
+    await forget(found, door.runs)
+    return Response(status_code=204)
+
+
+async def _cancel(
+    found: FoundRun, action: CancelAction, *, duck: DuckDep, door: DoorDep, hub: HubDep
+) -> None:
+    handle = door.streams.get(found.run_id)
+    if found.record is None:  # enqueued: it never starts
+        if handle is not None and door.queue.drop(handle):
+            state = "deleted" if action == "rollback" else "cancelled"
+            await door.runs.set_state(found.run_id, state)
+        return
+    await cancel_started(found, found.record, action, duck=duck, hub=hub, runs=door.runs)
+
+
+def _result_response(
+    found: FoundRun, duck: DuckDep, door: DoorDep, hub: HubDep
+) -> StreamingResponse:
+    async def result() -> str:
+        await wait_end(found, duck, door, hub)
+        return await run_result(found.thread_id, duck, door, hub)
+
+    path = f"/threads/{found.thread_id}/runs/{found.run_id}"
+    headers = {"Content-Location": path, "Location": f"{path}/join"}
+    body = keepalive_json(result())
+    return StreamingResponse(body, media_type="application/json", headers=headers)
+
+
+async def _created_view(run_id: str, door: DoorDep) -> dict[str, Any]:
+    row = await door.runs.get(run_id)
+    assert row is not None  # `admit` recorded it
+    # As the LangGraph server answers a new run: as it was inserted, before any worker.
+    return {**run_view(row, None), "status": "pending"}
+
+
+def _modes(stream_mode: str | None) -> tuple[StreamMode, ...]:
+    """`stream_mode` as the SDK sends it: one mode, or a JSON list; empty: the run's."""
+    text = (stream_mode or "").strip()
+    if not text:
+        return ()
+    try:
+        modes = json.loads(text) if text.startswith("[") else [text]
+    except ValueError:
+        raise HTTPException(422, BAD_MODES.format(value=text)) from None
+    if not isinstance(modes, list) or not set(map(str, modes)) <= set(get_args(StreamMode)):
+        raise HTTPException(422, BAD_MODES.format(value=text))
+    return tuple(modes)
+
+
+async def _nothing() -> AsyncIterator[Any]:
+    return
+    yield

@@ -1,0 +1,90 @@
+"""Cancelling a run by its LangGraph id: `interrupt` keeps what it did, `rollback` undoes it.
+
+As the LangGraph server does (`Runs.cancel`): an `interrupt`ed run stops where it is,
+its checkpoints stay and it is listed as `interrupted`; a `rollback` stops it, deletes
+its checkpoints (the thread's state is again what it was before the run) and deletes
+the run. DuckLM's own records stay either way: the run's row says `cancelled` and the
+audit keeps every event, with what its tools did (undo still reaches its file changes).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Literal
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from ducklm.runtime.facade import DuckLM, NotWaitingError
+from ducklm.runtime.states import thread_config
+from ducklm.server.agent_protocol.run_lookup import FoundRun
+from ducklm.server.agent_protocol.run_store import RunRow, RunStore
+from ducklm.server.tasks import TaskHub, TaskNotFound
+from ducklm.stores.runs import RunRecord
+
+log = logging.getLogger(__name__)
+
+CancelAction = Literal["interrupt", "rollback"]
+
+
+async def cancel_started(
+    run: FoundRun,
+    record: RunRecord,
+    action: CancelAction,
+    *,
+    duck: DuckLM,
+    hub: TaskHub,
+    runs: RunStore,
+) -> None:
+    """Stop a started run if it runs; with `rollback`, also delete it and its checkpoints.
+
+    A run that has ended is left as it is by `interrupt`; `rollback` still deletes it.
+    """
+    if record.status == "running" and record.task_id:
+        try:
+            await hub.cancel(record.task_id)
+        except (TaskNotFound, NotWaitingError):
+            pass  # it ended meanwhile
+    if action == "rollback":
+        if run.row is not None:  # a run of another door has no id in its checkpoints
+            await rollback(run.run_id, record.thread_id, duck=duck, hub=hub)
+        await forget(run, runs)
+
+
+async def rollback(run_id: str, thread_id: str, *, duck: DuckLM, hub: TaskHub) -> None:
+    """Delete the checkpoints the run `run_id` wrote: the thread is as before it.
+
+    A checkpointer that cannot delete by run gets a copy of the state before the run
+    as its latest checkpoint instead (the run's checkpoints stay in the history).
+    """
+    saver = duck.graph.checkpointer
+    assert isinstance(saver, BaseCheckpointSaver)  # the facade compiles with one
+    async with hub.claim(thread_id):
+        try:
+            await saver.adelete_for_runs([run_id])
+            return
+        except NotImplementedError:
+            log.info("the checkpointer cannot delete by run: rolling back by a copy")
+        before = await _before_run(saver, run_id, thread_id)
+        if before is None:  # the run wrote the thread's first checkpoint
+            await saver.adelete_thread(thread_id)
+        else:
+            await duck.graph.aupdate_state(
+                thread_config(thread_id, before), None, as_node="__copy__"
+            )
+
+
+async def forget(run: FoundRun, runs: RunStore) -> None:
+    """Delete the run from the door (a run of another door gets a row saying so)."""
+    if run.row is None:
+        await runs.add(
+            RunRow(run.run_id, run.thread_id, run.run_id, "", 0.0, 0.0, "deleted", {}, {}, "")
+        )
+    await runs.set_state(run.run_id, "deleted")
+
+
+async def _before_run(saver: BaseCheckpointSaver[str], run_id: str, thread_id: str) -> str | None:
+    """The id of the thread's newest checkpoint the run `run_id` did not write."""
+    async for found in saver.alist(thread_config(thread_id)):
+        if found.metadata.get("run_id") != run_id:
+            return str(found.config["configurable"]["checkpoint_id"])
+    return None
