@@ -11,9 +11,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ducklm.memory.bm25 import BM25Index
-from ducklm.memory.embeddings import Embedder, EmbeddingError
+from ducklm.memory.embeddings import Embedder, EmbeddingError, Vectors
 from ducklm.memory.fusion import RELEVANCE_WEIGHT, VECTOR_WEIGHT, convex, fuse
 from ducklm.memory.intake import check_importance, clean_text, new_record
+from ducklm.memory.pipeline import encode_ahead
 from ducklm.memory.records import (
     MemoryHit,
     MemoryNotFound,
@@ -46,8 +47,10 @@ class WriteCounts:
 # memory is nearly always among them, few enough to score exactly in well under 1 ms.
 CANDIDATES = 30
 INGEST_BATCH = 64
-"""Records per write: one SQLite transaction, one encode job, one Qdrant upsert. The
-encode job is the model thread's unit of work, so a query waits for one batch at most."""
+"""Records per write: one SQLite transaction, one encode, one Qdrant upsert; the next
+batch encodes while one is written (`pipeline.encode_ahead`). An encode goes to the model
+thread as background jobs (`embeddings.BACKGROUND_BATCH`), so a query waits for one job
+at most."""
 STALE = "the vector index is missing {missing} of {total} memories; run a memory reindex"
 
 
@@ -122,11 +125,7 @@ class MemoryStore:
         now = time.time()
         records = [new_record(item, now) for item in items]
         async with self._write_lock:
-            for start in range(0, len(records), INGEST_BATCH):
-                batch = records[start : start + INGEST_BATCH]
-                await self._table.insert(batch)
-                self.counts.inserts += 1
-                await self._index(batch)
+            await self._write(_batches(records), insert=True)
         return records
 
     async def get(self, memory_id: str) -> MemoryRecord | None:
@@ -151,7 +150,7 @@ class MemoryStore:
             )
             await self._table.replace(new)
             if new.text != old.text:
-                await self._index([new])
+                await self._write([[new]], insert=False)
             return new
 
     async def supersede(self, old_id: str, new_id: str) -> None:
@@ -302,11 +301,16 @@ class MemoryStore:
             records = await self._list_all()
             await self._load_keywords(records)
             await self._vectors.recreate()
-            for start in range(0, len(records), INGEST_BATCH):
-                batch = records[start : start + INGEST_BATCH]
-                await self._embed_and_upsert(batch)
+            done = 0
+
+            async def upsert(batch: Sequence[MemoryRecord], vectors: Vectors) -> None:
+                nonlocal done
+                await self._upsert(batch, vectors)
+                done += len(batch)
                 if progress is not None:
-                    progress(start + len(batch), len(records))
+                    progress(done, len(records))
+
+            await encode_ahead(_batches(records), stage=_nothing, encode=self._encode, write=upsert)
             self._stale = None
             return len(records)
 
@@ -353,23 +357,38 @@ class MemoryStore:
         if points < len(records):
             self._stale = STALE.format(missing=len(records) - points, total=len(records))
 
-    async def _index(self, records: Sequence[MemoryRecord]) -> None:
-        """Make stored `records` searchable: keywords always, vectors when possible."""
-        tokens = await asyncio.to_thread(lambda: [tokenize(r.text) for r in records])
-        for record, words in zip(records, tokens, strict=True):
-            self._keywords.add_tokens(record.id, words)
-            self._seen[record.id] = Visibility.of(record)
-        try:
-            # A write's vectors make no turn wait (the record is already found by
-            # keyword), so a query waiting for the model thread goes first.
-            await self._embed_and_upsert(records)
-        except (EmbeddingError, VectorsUnavailable) as exc:
+    async def _write(self, batches: Sequence[Sequence[MemoryRecord]], *, insert: bool) -> None:
+        """Make `batches` searchable: keywords always, vectors when possible.
+
+        Each batch: one SQLite transaction (when `insert`), then its keywords, then one
+        upsert of its vectors; the next batch encodes meanwhile (`encode_ahead`).
+        """
+
+        async def stage(batch: Sequence[MemoryRecord]) -> None:
+            if insert:
+                await self._table.insert(batch)
+                self.counts.inserts += 1
+            tokens = await asyncio.to_thread(lambda: [tokenize(r.text) for r in batch])
+            for record, words in zip(batch, tokens, strict=True):
+                self._keywords.add_tokens(record.id, words)
+                self._seen[record.id] = Visibility.of(record)
+
+        def failed(exc: Exception) -> None:
             log.warning("memories stored without vectors: %s", exc)
             self._stale = f"some memories have no vectors yet ({exc}); run a memory reindex"
 
-    async def _embed_and_upsert(self, records: Sequence[MemoryRecord]) -> None:
+        await encode_ahead(
+            batches, stage=stage, encode=self._encode, write=self._upsert, failed=failed
+        )
+
+    async def _encode(self, records: Sequence[MemoryRecord]) -> Vectors:
+        # A write's vectors make no turn wait (the record is already found by keyword),
+        # so a query waiting for the model thread goes first.
         vectors = await self._embedder.embed([r.text for r in records], background=True)
         self.counts.encodes += 1
+        return vectors
+
+    async def _upsert(self, records: Sequence[MemoryRecord], vectors: Vectors) -> None:
         await self._vectors.upsert(records, vectors)
         self.counts.upserts += 1
 
@@ -405,3 +424,11 @@ class MemoryStore:
         pairs = [(r.id, r.text) for r in records]
         self._keywords = await asyncio.to_thread(BM25Index.build, pairs)
         self._seen = {r.id: Visibility.of(r) for r in records}
+
+
+def _batches(records: Sequence[MemoryRecord]) -> builtins.list[Sequence[MemoryRecord]]:
+    return [records[n : n + INGEST_BATCH] for n in range(0, len(records), INGEST_BATCH)]
+
+
+async def _nothing(_: object) -> None:
+    """A reindex's records are in SQLite and the keyword index already."""

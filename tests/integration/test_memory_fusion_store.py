@@ -112,6 +112,32 @@ async def test_add_many_writes_one_batch_per_transaction_encode_and_upsert(
     assert await store.vectors.count() == count
 
 
+async def test_batches_encoded_ahead_keep_each_memory_with_its_own_vector(
+    store: MemoryStore,
+) -> None:
+    # Batch n+1 encodes while batch n is written: a vector landing on the wrong record
+    # would be found by another memory's exact text.
+    count = 2 * INGEST_BATCH + 5
+    texts = [f"note {n}: {MEMORIES[n % len(MEMORIES)]}" for n in range(count)]
+    records = await store.add_many([NewMemory(t, scope="global") for t in texts])
+    for record in records[:: INGEST_BATCH // 4]:  # a few from every batch
+        (hit,) = await store.nearest(record.text, k=1)
+        assert hit.record.id == record.id
+        assert hit.score > 0.999
+
+
+async def test_reindex_reports_its_progress_batch_by_batch(store: MemoryStore) -> None:
+    count = INGEST_BATCH + 3
+    await store.add_many([NewMemory(f"hen number {n} lays well", scope="global")
+                          for n in range(count)])  # fmt: skip
+    heard: list[tuple[int, int]] = []
+    assert await store.reindex(lambda done, total: heard.append((done, total))) == count
+    assert heard == [(INGEST_BATCH, count), (count, count)]
+    assert await store.vectors.count() == count
+    found = await store.search("hen number 7", k=1)
+    assert not found.degraded
+
+
 async def test_an_episode_that_asks_brings_the_answer_said_after_it(settings: Settings) -> None:
     async with (
         open_database(settings.database_location) as db,
