@@ -15,6 +15,7 @@ from ducklm.server import errors
 from ducklm.server.agent_protocol import agent_protocol_router
 from ducklm.server.docs import add_api_docs
 from ducklm.server.login import browser_router, codes_router
+from ducklm.server.mcp_server.http import McpEndpoint
 from ducklm.server.routes import api_routers, open_routers
 from ducklm.server.routes.status import package_version
 from ducklm.server.security import GuardMiddleware, require_bearer, require_token
@@ -26,6 +27,7 @@ from ducklm.stores.prune import auto_prune
 
 def create_app(settings: Settings) -> FastAPI:
     """A DuckLM server app; the lifespan opens (and closes) the runtime and its stores."""
+    mcp = McpEndpoint()  # DuckLM as an MCP server, at /mcp (`server/mcp_server/`)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -39,7 +41,8 @@ def create_app(settings: Settings) -> FastAPI:
             # Old checkpoints go in the background: the server answers meanwhile.
             pruning = asyncio.create_task(auto_prune(settings), name="ducklm-prune")
             try:
-                yield
+                async with mcp.running(duck, hub):
+                    yield
             finally:
                 await hub.close()
                 await pruning
@@ -68,6 +71,7 @@ def create_app(settings: Settings) -> FastAPI:
         app.include_router(router, prefix="/v1", dependencies=protected)
     app.include_router(codes_router(), prefix="/v1", dependencies=[Depends(require_bearer)])
     app.include_router(agent_protocol_router(), dependencies=protected)
+    app.add_route("/mcp", mcp, include_in_schema=False)  # its own bearer check
     add_api_docs(app, interactive=settings.api_docs)
     for router in open_routers():
         app.include_router(router)

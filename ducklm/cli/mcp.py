@@ -2,7 +2,8 @@
 
 Standalone commands: they start the enabled servers themselves (a running `ducklm
 serve` keeps its own sessions), ask each for its tools, and stop them again; nothing
-else of DuckLM opens. `check` exits 1 when a server failed to start.
+else of DuckLM opens. `check` exits 1 when a server failed to start. `ducklm mcp serve`
+(DuckLM itself as an MCP server) is `mcp_serve.py`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
+from ducklm.cli.mcp_serve import cmd_mcp_serve
 from ducklm.config.settings import Settings
 from ducklm.mcp.config import load_mcp_config
 
@@ -33,6 +35,10 @@ def add_mcp_commands(sub: Any) -> None:
     tools.set_defaults(standalone_fn=cmd_mcp_tools)
     check = msub.add_parser("check", help="start each server, list its tools, report errors")
     check.set_defaults(standalone_fn=cmd_mcp_check)
+    serve = msub.add_parser(
+        "serve", help="serve DuckLM itself to other agents as an MCP server on stdio"
+    )
+    serve.set_defaults(standalone_fn=cmd_mcp_serve)
 
 
 async def cmd_mcp_list(settings: Settings, args: argparse.Namespace) -> int:
