@@ -19,9 +19,12 @@ work. Conversations split in two by index: tune on the first half, report on the
 
 from __future__ import annotations
 
+import functools
 import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+
+from dated_questions import TimedQuestion, Told, dated_question, when_question
 
 SEED = 15
 CONVERSATIONS = 20
@@ -154,6 +157,10 @@ class Conversation:
     people: tuple[str, str]
     turns: list[Turn] = field(default_factory=list)
     questions: list[DialogueQuestion] = field(default_factory=list)
+    told: list[Told] = field(default_factory=list)
+    """The facts told, for questions about time."""
+    timed: list[TimedQuestion] = field(default_factory=list)
+    """Questions about time (`dated_questions.py`)."""
 
 
 @dataclass
@@ -167,7 +174,7 @@ class _Told:
 def generate(seed: int = SEED, conversations: int = CONVERSATIONS) -> list[Conversation]:
     """The data set for `seed`: `conversations` conversations with their questions."""
     rng = random.Random(seed)
-    return [_conversation(rng, n) for n in range(conversations)]
+    return [_conversation(rng, n, seed) for n in range(conversations)]
 
 
 def halves(data: list[Conversation]) -> tuple[list[Conversation], list[Conversation]]:
@@ -176,7 +183,7 @@ def halves(data: list[Conversation]) -> tuple[list[Conversation], list[Conversat
     return data[:middle], data[middle:]
 
 
-def _conversation(rng: random.Random, n: int) -> Conversation:
+def _conversation(rng: random.Random, n: int, seed: int) -> Conversation:
     a, b = rng.sample(PEOPLE, 2)
     convo = Conversation(f"conv{n:02d}", (a, b))
     told: list[_Told] = []
@@ -186,6 +193,9 @@ def _conversation(rng: random.Random, n: int) -> Conversation:
         day += timedelta(days=rng.randint(2, 20), minutes=rng.randint(0, 180))
         _session(rng, convo, session, day, told, feelings)
     _ask(rng, convo, told, feelings)
+    convo.told = [Told(t.person, t.person, t.kind, t.turn.id, t.turn.said_at) for t in told]
+    # A stream of its own: the questions above stay what they were before these existed.
+    _ask_about_time(random.Random(f"{seed}:{convo.id}:time"), convo, told)
     return convo
 
 
@@ -265,3 +275,28 @@ def _ask(
     for person, topic, turn in feelings:
         text = f"How does {person} feel about {topic}?"
         convo.questions.append(DialogueQuestion("open", text, (turn.id,)))
+
+
+DATED = {
+    "hobby": "What did {p} take up {when}?",
+    "trip": "Where did {p} go {when}?",
+    "purchase": "What did {p} buy {when}?",
+    "visit": "What did {p} say {when} about where they had been?",
+}
+
+
+def _ask_about_time(rng: random.Random, convo: Conversation, told: list[_Told]) -> None:
+    """A `when` and a `dated` question for every event told."""
+    last = convo.turns[-1].said_at
+    for event, fact in zip(told, convo.told, strict=True):
+        told_as, paraphrases = event.event
+        words = told_as if rng.random() < SAME_WORDS else rng.choice(paraphrases)
+        text = WHEN[fact.topic].format(p=fact.speaker, e=words.replace("my ", "their "))
+        convo.timed.append(when_question(fact, text, rng, last))
+        template = DATED[fact.topic]
+        wording = functools.partial(_dated_text, template, fact.speaker)
+        convo.timed.append(dated_question(fact, wording, rng, convo.told))
+
+
+def _dated_text(template: str, person: str, when: str) -> str:
+    return template.format(p=person, when=when)

@@ -19,6 +19,7 @@ import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from dated_questions import Told, dated_question, when_question
 from dialogue_data import PEOPLE, Conversation, DialogueQuestion, Turn
 
 SEED = 28
@@ -71,6 +72,23 @@ RAMBLING = [
      "for the party I am doing a huge pot of my grandmother's lamb stew with "
      "apricots, it takes all day"),
 ]  # fmt: skip
+# What a time question calls each fact, by the question that asks it.
+TOPICS = {
+    "When is {p}'s housewarming?": "{p}'s housewarming",
+    "Which city did {p} move to?": "{p}'s move",
+    "What is {p}'s flight number?": "{p}'s flight",
+    "How old is {p}'s daughter?": "{p}'s daughter",
+    "When does {p} start the new job?": "{p}'s new job",
+    "What is {p}'s room number at the hospital?": "{p} being in hospital",
+    "Which instrument is {p} learning?": "the instrument they are learning",
+    "What pet did {p} adopt?": "their new pet",
+    "Why did {p} quit the gym?": "quitting the gym",
+    "What is {p} allergic to?": "their allergy",
+    "Where does {p} go to relax?": "where they go to relax",
+    "What did {p} study at university?": "what they studied",
+    "What car does {p} drive now?": "their car",
+    "What is {p} cooking for the party?": "cooking for the party",
+}
 CHATTER = [
     "Honestly the week has been a blur.", "I keep meaning to call you back.",
     "Anyway, where was I.", "You know how it is with work.", "The weather has been odd.",
@@ -104,7 +122,11 @@ class _Builder:
 def generate(seed: int = SEED, conversations: int = CONVERSATIONS) -> list[Conversation]:
     """The data set for `seed`: `conversations` conversations with their questions."""
     rng = random.Random(seed)
-    return [_conversation(rng, n) for n in range(conversations)]
+    data = [_conversation(rng, n) for n in range(conversations)]
+    for convo in data:
+        # A stream of its own: the questions above stay what they were before these existed.
+        _ask_about_time(random.Random(f"{seed}:{convo.id}:time"), convo)
+    return data
 
 
 def _conversation(rng: random.Random, n: int) -> Conversation:
@@ -150,6 +172,7 @@ def _factual_session(built: _Builder, third: list[str]) -> None:
         built.say(a, ask)
         told = built.say(b, _fill(rng, answer, person))
         built.convo.questions.append(DialogueQuestion("factual", question, (told.id,)))
+        built.convo.told.append(Told(b, person, asked[0], told.id, told.said_at))
         built.say(a, rng.choice(SHORT))
 
 
@@ -167,5 +190,18 @@ def _rambling_session(built: _Builder) -> None:
             told = built.say(speaker, " ".join(chatter))
             text = question.format(p=speaker)
             built.convo.questions.append(DialogueQuestion("rambling", text, (told.id,)))
+            built.convo.told.append(Told(speaker, speaker, question, told.id, told.said_at))
         else:
             built.say(speaker, " ".join(chatter))
+
+
+def _ask_about_time(rng: random.Random, convo: Conversation) -> None:
+    """A `when` and a `dated` question for every fact told."""
+    last = convo.turns[-1].said_at
+    for told in convo.told:
+        topic = TOPICS[told.topic].format(p=told.subject)
+        verb = "tell me about" if told.subject != told.speaker else "talk about"
+        text = f"When did {told.speaker} {verb} {topic}?"
+        convo.timed.append(when_question(told, text, rng, last))
+        wording = f"What did {told.speaker} say about {topic} {{}}?".format
+        convo.timed.append(dated_question(told, wording, rng, convo.told))

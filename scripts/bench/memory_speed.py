@@ -19,8 +19,7 @@ import numpy as np
 from _common import median_ms, p90_ms
 from memory_data import CONVERSATION, WORKSPACE, Data, Question
 
-import ducklm.memory.embeddings as embeddings_module
-import ducklm.memory.store as store_module
+import ducklm.memory.pipeline as pipeline_module
 from ducklm.config.settings import Settings
 from ducklm.memory import MemoryStore, NewMemory, open_memory
 from ducklm.memory.embeddings import Vectors, open_embedder
@@ -31,11 +30,18 @@ from ducklm.stores import open_database
 
 FILLER = 10_000
 BIG = 100_000
-INGEST_BUDGET_S = 300
+INGEST_BUDGET_S = 60
+"""Past this, the 100k index is filled with random vectors (the speed part stays short)."""
 AB_ROUNDS = 4
 AB_SIZE = 300
-BEFORE = {"INGEST_BATCH": 256, "BACKGROUND_CHUNK_CHARS": 500, "BACKGROUND_BATCH": 10**9}
-"""The write path's batching before issue 28: jobs of 500 characters, 256 per write."""
+ENCODER = "encoder alone (one batch call)"
+SEQUENTIAL = "add_many sequential (before)"
+PIPELINED = "add_many pipelined (now)"
+IDLE = "search, model thread idle"
+BESIDE = "search beside add_many"
+BESIDE_ROUNDS = 20
+BESIDE_SIZE = 256
+BESIDE_AFTER_S = 0.05
 
 
 SERVER_NOTE = """\
@@ -73,15 +79,21 @@ async def search_times(store: MemoryStore, questions: list[Question], passes: in
 
 
 class Others:
-    """Share of the machine's CPU that other processes used while the block ran.
+    """Share of the machine's CPU that other processes used while the block ran, and the load.
 
-    Timings on a small shared machine mean little without it (Linux /proc/stat; 0 elsewhere).
+    Timings on a small shared machine mean little without them (Linux /proc/stat; 0
+    elsewhere). The load average (1 minute, `os.getloadavg`) counts this process too.
     """
 
     def __enter__(self) -> Others:
         self._start = (_machine_cpu(), _own_cpu())
         self.share = 0.0
+        self.loads = (os.getloadavg()[0], 0.0)
         return self
+
+    def __str__(self) -> str:
+        """`others 12%, load 1.2-2.3`: the block's CPU share of others, load before-after."""
+        return f"others {self.share:.0%}, load {self.loads[0]:.1f}-{self.loads[1]:.1f}"
 
     def __exit__(self, *exc: object) -> None:
         (busy0, idle0), own0 = self._start
@@ -89,6 +101,7 @@ class Others:
         total = (busy1 - busy0) + (idle1 - idle0)
         others = (busy1 - busy0) - (own1 - own0)
         self.share = max(others, 0.0) / total if total > 0 else 0.0
+        self.loads = (self.loads[0], os.getloadavg()[0])
 
 
 def _machine_cpu() -> tuple[float, float]:
@@ -109,45 +122,55 @@ def _own_cpu() -> float:
 
 
 @contextmanager
-def batching(before: bool) -> Iterator[None]:
-    """The store's and embedder's batch constants as they were before issue 28, or now."""
-    modules = (store_module, embeddings_module)
-    saved = {k: getattr(m, k) for m in modules for k in BEFORE if hasattr(m, k)}
+def encoding_ahead(depth: int) -> Iterator[None]:
+    """The store's write path with `depth` batches encoded ahead (0: the sequential path)."""
+    saved = pipeline_module.ENCODE_AHEAD
+    pipeline_module.ENCODE_AHEAD = depth
     try:
-        if before:
-            for m in modules:
-                for k, v in BEFORE.items():
-                    if hasattr(m, k):
-                        setattr(m, k, v)
         yield
     finally:
-        for m in modules:
-            for k, v in saved.items():
-                if hasattr(m, k):
-                    setattr(m, k, v)
+        pipeline_module.ENCODE_AHEAD = saved
 
 
 async def ingest_ab(store: MemoryStore, data: Data, encode: object) -> dict[str, list[float]]:
-    """Memories per second: the encoder alone, the old write path, the new one, interleaved."""
+    """Memories per second: the encoder alone, the sequential path, the pipelined one (ABBA)."""
     rates: dict[str, list[float]] = {}
     items = data.filler.make(AB_SIZE * 2 * AB_ROUNDS, seed=9)
     for n in range(AB_ROUNDS):
         chunk = items[n * 2 * AB_SIZE : (n + 1) * 2 * AB_SIZE]
         start = time.perf_counter()
         await asyncio.to_thread(encode, [i.text for i in chunk[:AB_SIZE]])  # type: ignore[operator]
-        rates.setdefault("encoder alone (one batch call)", []).append(
-            AB_SIZE / (time.perf_counter() - start)
-        )
-        variants = [
-            ("add_many before (500-char jobs)", True, chunk[:AB_SIZE]),
-            ("add_many now (64 per batch)", False, chunk[AB_SIZE:]),
-        ]
-        for label, before, part in variants if n % 2 == 0 else variants[::-1]:  # ABBA
-            with batching(before):
+        rates.setdefault(ENCODER, []).append(AB_SIZE / (time.perf_counter() - start))
+        variants = [(SEQUENTIAL, 0, chunk[:AB_SIZE]), (PIPELINED, 1, chunk[AB_SIZE:])]
+        for label, depth, part in variants if n % 2 == 0 else variants[::-1]:
+            with encoding_ahead(depth):
                 start = time.perf_counter()
                 await store.add_many(part)
                 rates.setdefault(label, []).append(AB_SIZE / (time.perf_counter() - start))
     return rates
+
+
+async def beside_ingest(store: MemoryStore, data: Data) -> dict[str, list[float]]:
+    """A search alone, and the same kind of search while `add_many` writes (alternating).
+
+    Each round asks a question not asked before (no cached query vector), first with the
+    model thread idle, then BESIDE_SIZE memories into an ingest of the same store.
+    """
+    times: dict[str, list[float]] = {IDLE: [], BESIDE: []}
+    for n, q in enumerate(data.questions[:BESIDE_ROUNDS]):
+        times[IDLE].append(await _timed_search(store, f"{q.text} ({n}, alone)"))
+        items = data.filler.make(BESIDE_SIZE, seed=100 + n)
+        ingest = asyncio.ensure_future(store.add_many(items))
+        await asyncio.sleep(BESIDE_AFTER_S)  # the ingest is encoding by now
+        times[BESIDE].append(await _timed_search(store, f"{q.text} ({n}, beside)"))
+        await ingest
+    return times
+
+
+async def _timed_search(store: MemoryStore, text: str) -> float:
+    start = time.perf_counter()
+    await store.search(text, workspace=WORKSPACE, conversation_id=CONVERSATION)
+    return time.perf_counter() - start
 
 
 async def grow(settings: Settings, items: list[NewMemory], *, random_vectors: bool) -> float:
@@ -182,5 +205,5 @@ async def big_world(settings: Settings, data: Data, rate: float) -> list[object]
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return [
         how, len(extra) / seconds, opened, median_ms(times), p90_ms(times), rss,
-        f"{during_ingest.share:.0%} / {during_search.share:.0%}",
+        f"{during_ingest} / {during_search}",
     ]  # fmt: skip

@@ -5,7 +5,8 @@ and keyword lookups among 10k filler memories), the generated dialogues
 (`dialogue_data.py`) and the generated exchanges (`exchange_data.py`: short factual
 exchanges with names and dates, long rambling turns with paraphrased evidence). Every
 question yields the candidate pool the store's search sees (`fusion_methods.Pool`), the
-store's own hybrid ranking, its evidence and its split (`tune` or `held`).
+store's own hybrid ranking, its evidence and its split (`tune` or `held`). The dialogue
+sets' time-aware questions are asked apart (`memory_dated.py`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import exchange_data
 from dialogue_data import Conversation
 from fusion_methods import Pool
 from memory_data import CONVERSATION, WORKSPACE, Data, visible
+from memory_dated import TimedAsked, ask_timed
 
 from ducklm.memory import MemoryRecord, MemoryStore, NewMemory
 from ducklm.memory.bm25 import BM25Index
@@ -35,6 +37,8 @@ class Asked:
     pool: Pool
     hybrid: list[str]
     evidence: frozenset[str]
+    texts: dict[str, str]
+    """The text of every candidate in the pool (for a reranker)."""
 
 
 def recall_at_k(ranked: list[str], evidence: frozenset[str]) -> float:
@@ -71,8 +75,15 @@ async def fact_sets(
         for n, q in enumerate(questions):
             pool, hybrid = await ask(store, q.text, keywords, where)
             split = "tune" if n < half else "held"
-            asked.append(Asked(name, split, pool, hybrid, frozenset({wanted[q.fact]})))
+            evidence = frozenset({wanted[q.fact]})
+            asked.append(Asked(name, split, pool, hybrid, evidence, candidates(pool, shown)))
     return asked
+
+
+def candidates(pool: Pool, records: list[MemoryRecord]) -> dict[str, str]:
+    """The texts of the pool's candidates, from the records they were drawn from."""
+    ids = pool.vector.keys() | pool.keyword.keys()
+    return {r.id: r.text for r in records if r.id in ids}
 
 
 def turn_items(convo: Conversation) -> list[NewMemory]:
@@ -87,9 +98,13 @@ def turn_items(convo: Conversation) -> list[NewMemory]:
     ]  # fmt: skip
 
 
-async def dialogue_sets(store: MemoryStore) -> list[Asked]:
-    """Both generated dialogue sets, each conversation in its own workspace."""
-    asked = []
+async def dialogue_sets(store: MemoryStore) -> tuple[list[Asked], list[TimedAsked]]:
+    """Both generated dialogue sets, each conversation in its own workspace.
+
+    Returns the questions of the fusion tables and, apart, the time-aware questions.
+    """
+    asked: list[Asked] = []
+    timed: list[TimedAsked] = []
     for name, data in (
         ("dialogues", dialogue_data.generate()),
         ("exchanges", exchange_data.generate()),
@@ -99,7 +114,9 @@ async def dialogue_sets(store: MemoryStore) -> list[Asked]:
             stored = await store.add_many(turn_items(convo))
             split = "tune" if convo.id in tune else "held"
             asked += await _ask_convo(store, name, split, convo, stored)
-    return asked
+            ids = {t.id: r.id for t, r in zip(convo.turns, stored, strict=True)}
+            timed += await ask_timed(store, name, split, convo, ids=ids, asker=ASKER)
+    return asked, timed
 
 
 async def _ask_convo(
@@ -119,5 +136,5 @@ async def _ask_convo(
         pool = Pool(pool.query, pool.vector, pool.keyword, pool.keyword_top,
                     pool.query_weight, replies)  # fmt: skip
         evidence = frozenset(ids[e] for e in q.evidence)
-        asked.append(Asked(name, split, pool, hybrid, evidence))
+        asked.append(Asked(name, split, pool, hybrid, evidence, candidates(pool, stored)))
     return asked
