@@ -18,12 +18,12 @@ from fastapi import APIRouter, Header, HTTPException, Query, Response
 from fastapi.responses import StreamingResponse
 from sse_starlette import EventSourceResponse
 
-from ducklm.server.agent_protocol.run_lookup import FoundRun, find_run, run_result, wait_end
 from ducklm.server.agent_protocol.cancelling import CancelAction, cancel_started, forget
 from ducklm.server.agent_protocol.deps import DoorDep, DuckDep, HubDep, ThreadDep
-from ducklm.server.agent_protocol.joining import follow, parse_last_event_id
+from ducklm.server.agent_protocol.joining import follow, foreign_handle, parse_last_event_id
 from ducklm.server.agent_protocol.launch import admit
 from ducklm.server.agent_protocol.responses import Run, WaitedValues
+from ducklm.server.agent_protocol.run_lookup import FoundRun, find_run, run_result, wait_end
 from ducklm.server.agent_protocol.run_spec import stateless_run, thread_run
 from ducklm.server.agent_protocol.run_views import run_status, run_view
 from ducklm.server.agent_protocol.schemas import RunCreate, RunStatusFilter, StreamMode
@@ -35,6 +35,11 @@ router = APIRouter()
 
 ACTIVE = frozenset({"pending", "running"})
 STILL_RUNNING = "run {run_id} is {status}: cancel it before deleting it"
+NOTHING_TO_CANCEL = (
+    "No matching runs to cancel. Please verify the thread ID and run IDs are correct, "
+    "and the runs haven't been deleted or completed."
+)
+"""The LangGraph server's words for a cancel of a run that has ended."""
 BAD_MODES = "stream_mode {value!r} is not a stream mode or a JSON list of them"
 _RESULT = {**errors(404), 200: {"model": WaitedValues, "description": "The thread's values."}}
 
@@ -80,6 +85,7 @@ async def create_batch(
 @router.get("/threads/{thread_id}/runs", response_model=list[Run], responses=errors(404))
 async def list_runs(
     thread: ThreadDep,
+    *,
     duck: DuckDep,
     door: DoorDep,
     limit: Annotated[int, Query(ge=1, le=1000)] = 10,
@@ -120,11 +126,12 @@ async def join_run(
 @router.post(
     "/threads/{thread_id}/runs/{run_id}/cancel",
     status_code=202,
-    responses={**_RESULT, 202: {"description": "Cancelled."}},
+    responses={**_RESULT, 202: {"description": "Cancelled."}, **errors(404)},
 )
 async def cancel_run(
     thread: ThreadDep,
     run_id: str,
+    *,
     duck: DuckDep,
     door: DoorDep,
     hub: HubDep,
@@ -137,6 +144,8 @@ async def cancel_run(
     """
     how: CancelAction = "rollback" if action == "rollback" else "interrupt"
     found = await find_run(thread.thread_id, run_id, duck, door)
+    if run_status(found.row, found.record) not in ACTIVE:
+        raise HTTPException(404, NOTHING_TO_CANCEL)
     await _cancel(found, how, duck=duck, door=door, hub=hub)
     if wait.lower() in {"true", "yes", "1"} and how == "interrupt":
         return _result_response(found, duck, door, hub)
@@ -151,8 +160,10 @@ async def cancel_run(
 async def join_stream(
     thread: ThreadDep,
     run_id: str,
+    *,
     duck: DuckDep,
     door: DoorDep,
+    hub: HubDep,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
     stream_mode: str | None = None,
     cancel_on_disconnect: str = "false",
@@ -162,6 +173,10 @@ async def join_stream(
     path = f"/threads/{thread.thread_id}/runs/{run_id}"
     headers = {"Content-Location": path, "Location": f"{path}/stream"}
     handle = door.streams.get(found.run_id)
+    record = found.record
+    live = hub.live(record.task_id) if handle is None and record and record.task_id else None
+    if live is not None and record is not None and live.run_id == record.run_id:
+        handle = foreign_handle(found.run_id, live)  # a running run of another door
     if handle is None:  # ended and not kept (not resumable, or long ago): nothing to follow
         return sse_response(_nothing(), headers)
     after = parse_last_event_id(last_event_id)
@@ -175,9 +190,7 @@ async def join_stream(
     return sse_response(events, headers)
 
 
-@router.delete(
-    "/threads/{thread_id}/runs/{run_id}", status_code=204, responses=errors(404, 409)
-)
+@router.delete("/threads/{thread_id}/runs/{run_id}", status_code=204, responses=errors(404, 409))
 async def delete_run(thread: ThreadDep, run_id: str, duck: DuckDep, door: DoorDep) -> Response:
     """Delete an ended run from the thread's runs (DuckLM's audit keeps its events)."""
     found = await find_run(thread.thread_id, run_id, duck, door)

@@ -9,6 +9,7 @@ audit keeps every event, with what its tools did (undo still reaches its file ch
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Literal
 
@@ -40,10 +41,8 @@ async def cancel_started(
     A run that has ended is left as it is by `interrupt`; `rollback` still deletes it.
     """
     if record.status == "running" and record.task_id:
-        try:
+        with contextlib.suppress(TaskNotFound, NotWaitingError):  # it ended meanwhile
             await hub.cancel(record.task_id)
-        except (TaskNotFound, NotWaitingError):
-            pass  # it ended meanwhile
     if action == "rollback":
         if run.row is not None:  # a run of another door has no id in its checkpoints
             await rollback(run.run_id, record.thread_id, duck=duck, hub=hub)

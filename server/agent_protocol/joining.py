@@ -110,7 +110,7 @@ async def follow(
         return
     ended = False
     try:
-        async for item in _numbered(handle, live, after, from_now, set(only or handle.modes)):
+        async for item in _numbered(handle, live, after, set(only or handle.modes)):
             yield item
         ended = True
     finally:
@@ -119,11 +119,11 @@ async def follow(
 
 
 async def _numbered(
-    handle: RunHandle, live: LiveTask, after: int | None, from_now: bool, wanted: set[str]
+    handle: RunHandle, live: LiveTask, after: int | None, wanted: set[str]
 ) -> AsyncIterator[WireEvent]:
     items = live.wire if live.wire is not None else live.events
-    # From now: the ids the run's items so far gave are skipped (mapped all the same, as
-    # `messages` accumulates each message over its chunks).
+    # No `after`: from now. The ids the run's items so far gave are skipped (mapped all
+    # the same, as `messages` accumulates each message over its chunks).
     skip_through = count_events(list(items), handle.modes) if after is None else after
     index = 0
     async for name, payload in map_items(_items(live), handle.modes):
@@ -140,8 +140,10 @@ def mode_of(event: str) -> str:
 
 
 def parse_last_event_id(value: str | None) -> int | None:
-    """`Last-Event-ID` as a position (`-1`: before the first); `None` when absent or not
-    one of this door's ids."""
+    """`Last-Event-ID` as a position (`-1`: before the first), else `None`.
+
+    `None` also for an id this door never gives (it follows from now, as without one).
+    """
     text = (value or "").strip()
     return int(text) if text.removeprefix("-").isdigit() else None
 
@@ -156,3 +158,10 @@ def _items(live: LiveTask) -> AsyncIterator[Event | Chunk]:
 async def _events(live: LiveTask) -> AsyncIterator[Event | Chunk]:
     async for _, item in live.follow():
         yield item
+
+
+def foreign_handle(run_id: str, live: LiveTask) -> RunHandle:
+    """A handle to follow a running run another door started (its DuckLM events only)."""
+    handle = RunHandle(run_id, live.thread_id, ("custom",))
+    handle.started.set_result(live)
+    return handle

@@ -122,8 +122,11 @@ async def _start(spec: RunSpec, duck: DuckLM, hub: TaskHub) -> LiveTask:
 
 
 def _named(spec: RunSpec, run_id: str) -> RunSpec:
-    """`spec` with its LangGraph run id in the run's metadata, so each checkpoint it writes
-    says which run wrote it (as on the LangGraph server: a rollback deletes by it)."""
+    """`spec` with its LangGraph run id in the run's metadata.
+
+    So each checkpoint it writes says which run wrote it (as on the LangGraph server: a
+    rollback deletes by it).
+    """
     metadata = {**spec.options.metadata, "run_id": run_id}
     return replace(spec, options=replace(spec.options, metadata=metadata))
 

@@ -70,8 +70,11 @@ async def wait_end(found: FoundRun, duck: DuckLM, door: Door, hub: TaskHub) -> N
 
 
 async def run_result(thread_id: str, duck: DuckLM, door: Door, hub: TaskHub) -> str:
-    """What a join answers (as the LangGraph server): the thread's values, its open
-    questions as `__interrupt__`, or its failure as `__error__`."""
+    """What a join answers, as the LangGraph server does.
+
+    The thread's values, its open questions as `__interrupt__`, or its failure as
+    `__error__`.
+    """
     record = await find_thread(thread_id, duck, door.threads)
     if record is None:  # a thread-less run's thread, gone at its end
         return "{}"

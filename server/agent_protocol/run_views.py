@@ -20,9 +20,10 @@ BY_DUCK_STATUS: dict[str, RunStatus] = {
     "running": "running",
     "deferred": "running",
     "completed": "success",
-    # Stopped at a question, or by a restart: the thread waits, as after LangGraph's
-    # interrupt; a cancelled run is what LangGraph's cancel (`action=interrupt`) leaves.
-    "interrupted": "interrupted",
+    # Stopped at a question: LangGraph's worker ends a run at `interrupt()` as a
+    # success (the thread is `interrupted`). A run stopped by a restart has an error.
+    "interrupted": "success",
+    # What LangGraph's cancel (`action=interrupt`) leaves.
     "cancelled": "interrupted",
     "failed": "error",
 }
@@ -39,6 +40,8 @@ def run_status(row: RunRow | None, record: RunRecord | None) -> RunStatus:
         return BY_DOOR_STATE[row.state]
     if record is None:
         return "pending"  # started, its first record not written yet
+    if record.status == "interrupted" and record.error:
+        return "error"  # its process died (`ducklm.runtime.recovery`)
     return BY_DUCK_STATUS.get(record.status, "error")
 
 

@@ -101,8 +101,11 @@ def _json_stream(events: AsyncIterator[WireEvent], headers: dict[str, str]) -> S
 
 
 def _location(handle: RunHandle, thread_id: str | None, rejoin: str) -> dict[str, str]:
-    """Where the run is (`Content-Location`, read by the SDK's `on_run_created`) and where a
-    client that lost the answer rejoins it (`Location`: its stream, or its join)."""
+    """Where the run is, and where a client that lost its answer rejoins it.
+
+    `Content-Location` is read by the SDK's `on_run_created`; `Location` (the run's
+    stream, or its join) is where the SDK reconnects after a dropped connection.
+    """
     if thread_id is None:  # a thread-less run's thread is gone at its end: nothing to rejoin
         return {"Content-Location": f"/runs/{handle.run_id}"}
     path = f"/threads/{thread_id}/runs/{handle.run_id}"

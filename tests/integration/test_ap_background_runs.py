@@ -115,6 +115,8 @@ async def test_a_rolled_back_run_is_gone_with_its_checkpoints(
     after = await client.threads.get_state(thread_id)
     assert human_texts(after["values"]) == ["keep"]
     assert after["values"]["final"] == "Kept."
-    assert after["checkpoint"] == before["checkpoint"]
+    # The state is the one before the run (SQLite's checkpointer cannot delete by run:
+    # the pre-run checkpoint is copied forward; `cancelling.py` says why).
+    assert (after["values"], after["next"]) == (before["values"], before["next"])
     with pytest.raises(httpx.HTTPStatusError):
         await client.runs.join(thread_id, run["run_id"])

@@ -72,9 +72,7 @@ async def test_a_join_after_a_disconnect_gets_exactly_the_missing_events(
     only_custom = await collect(
         client.runs.join_stream(thread_id, run_id, stream_mode="custom", last_event_id="-1")
     )
-    assert [p.id for p in only_custom] == [
-        p.id for p in whole if p.event in ("metadata", "custom")
-    ]
+    assert [p.id for p in only_custom] == [p.id for p in whole if p.event in ("metadata", "custom")]
 
 
 async def test_a_join_without_an_id_follows_from_now(

@@ -48,4 +48,3 @@ async def collect(parts: AsyncIterator[StreamPart | StreamPartV2]) -> list[Strea
 def human_texts(values: dict[str, Any]) -> list[str]:
     """The contents of the state's human messages, in order."""
     return [m["content"] for m in values.get("messages", []) if m["type"] == "human"]
-
