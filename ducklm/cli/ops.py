@@ -46,7 +46,11 @@ def add_ops_commands(sub: Any) -> None:
     events.add_argument("--json", action="store_true", help="one JSON object per line")
     events.set_defaults(standalone_fn=cmd_events)
 
-    history = sub.add_parser("history", help="show the messages of a thread, or its checkpoints")
+    history = sub.add_parser(
+        "history",
+        help="show a thread as it happened (stopped answers, failed turns, how each call "
+        "was decided), its messages (--json), or its checkpoints",
+    )
     history.add_argument("thread", help="the conversation id (see `ducklm threads`)")
     history.add_argument(
         "--checkpoints", action="store_true",
@@ -120,12 +124,12 @@ async def cmd_history(settings: Settings, args: argparse.Namespace) -> int:
 
     async with open_history(settings) as states:
         if not args.checkpoints:
-            snapshot = await states.snapshot(args.thread)
-            for message in snapshot.values.get("messages", []):
-                if args.json:
+            messages = (await states.snapshot(args.thread)).values.get("messages", [])
+            if args.json:
+                for message in messages:
                     print(json.dumps(message.model_dump(mode="json"), ensure_ascii=False))
-                else:
-                    print(f"{message.type}: {message.text}")
+            else:
+                await _print_transcript(settings, args.thread, messages)
             return 0
         snapshots = await states.history(args.thread, limit=args.limit)
         for index, snapshot in enumerate(snapshots):
@@ -141,6 +145,17 @@ async def cmd_history(settings: Settings, args: argparse.Namespace) -> int:
             }
             _print_checkpoint(row, args.json)
     return 0
+
+
+async def _print_transcript(settings: Settings, thread: str, messages: list[Any]) -> None:
+    """The conversation as it happened: what the web chat shows, in text."""
+    from ducklm.runtime.operator import open_operator_stores  # noqa: PLC0415  see module doc
+    from ducklm.runtime.transcript import read_transcript, transcript_lines  # noqa: PLC0415
+
+    async with open_operator_stores(settings) as stores:
+        exchanges = await read_transcript(stores, thread, messages)
+    for line in transcript_lines(exchanges):
+        print(line)
 
 
 async def cmd_replay(settings: Settings, args: argparse.Namespace) -> int:

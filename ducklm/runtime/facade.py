@@ -49,6 +49,7 @@ from ducklm.runtime.runner import (
     stream_run,
 )
 from ducklm.runtime.states import StateReader, thread_config
+from ducklm.runtime.transcript import Exchange, read_transcript
 from ducklm.stores import (
     ApprovalRule,
     AuditRecord,
@@ -58,15 +59,18 @@ from ducklm.stores import (
     TaskRecord,
 )
 from ducklm.stores.checkpoints import open_checkpointer
+from ducklm.tools.elicitation import check_elicit_answer
 from ducklm.tools.hitl import (
     Answer,
     DecisionError,
     Decisions,
+    ElicitAnswer,
     HITLRequest,
     PasswordAnswer,
     PasswordRefusal,
     check_decisions,
     is_password_request,
+    is_server_question,
     read_decisions,
 )
 from ducklm.undo import UndoError, UndoResult
@@ -77,6 +81,23 @@ log = logging.getLogger(__name__)
 
 class NotWaitingError(LookupError):
     """A resume for a thread that is not paused at a question."""
+
+
+def _server_answer(thread_id: str, request: Any, answer: Answer) -> dict[str, Any]:
+    """The resume value for an answer to an MCP server's question, checked against it.
+
+    Raises:
+        NotWaitingError: The answer and the question are not of the same kind.
+        DecisionError: The form's content does not fit the question's schema.
+    """
+    if not is_server_question(request):
+        raise NotWaitingError(f"thread {thread_id!r} is not waiting for an MCP server's question")
+    if not isinstance(answer, ElicitAnswer):
+        raise NotWaitingError(
+            f"thread {thread_id!r} is waiting for an answer to an MCP server's question "
+            '({"action": "accept" | "decline" | "cancel"}), not a decision or a password'
+        )
+    return check_elicit_answer(request, answer).wire()
 
 
 @dataclass
@@ -300,7 +321,9 @@ class DuckLM:
                 "(it was answered already, or belongs to another task)"
             )
         value: dict[str, Any]
-        if isinstance(answer, Decisions):
+        if isinstance(answer, ElicitAnswer) or is_server_question(request):
+            value = _server_answer(thread_id, request, answer)
+        elif isinstance(answer, Decisions):
             if is_password_request(request):
                 raise NotWaitingError(
                     f"thread {thread_id!r} is waiting for a password, not a decision"
@@ -476,6 +499,10 @@ class DuckLM:
         snapshot = await self.states.snapshot(thread_id)
         messages: list[AnyMessage] = snapshot.values.get("messages", [])
         return messages
+
+    async def transcript(self, thread_id: str) -> list[Exchange]:
+        """The conversation as it happened: one exchange per message (`runtime.transcript`)."""
+        return await read_transcript(self._deps.stores, thread_id, await self.messages(thread_id))
 
     async def state(self, thread_id: str) -> DuckState | None:
         """The whole state of `thread_id`, or `None` for an unknown thread."""

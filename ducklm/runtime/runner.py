@@ -43,7 +43,7 @@ from ducklm.runtime.channel import GraphChunk, RunChannel
 from ducklm.runtime.states import thread_config
 from ducklm.stores import RunStores, ThreadRunning
 from ducklm.stores.runs import DEFERRED
-from ducklm.tools.hitl import is_password_request
+from ducklm.tools.hitl import is_password_request, is_server_question
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +127,8 @@ class _Run:
         self.stores = stores
         self.status: RunStatus = "completed"
         self.answer = ""
+        self.pieces: list[str] = []
+        """The answer text streamed so far (`token`s, less what `answer_cut` dropped)."""
         self.error: str | None = None
         self.review_due = False
         self.buffer = AuditBuffer(stores.audit, thread_id, self.run_id)
@@ -141,9 +143,18 @@ class _Run:
     def note(self, type_: EventType | str, data: dict[str, Any]) -> Event:
         """Stamp an event between the first and the last; its write follows shortly."""
         item = self._stamp(type_, data)
+        if type_ == "token":
+            self.pieces.append(str(data.get("text") or ""))
+        elif type_ == "answer_cut" and int(data.get("dropped") or 0) > 0:
+            self.pieces = [self.streamed[: -int(data["dropped"])]]
         if type_ not in UNAUDITED:
             item["seq"] = self.buffer.add(item)
         return item
+
+    @property
+    def streamed(self) -> str:
+        """The text the person saw stream: what a stopped run's `done` keeps."""
+        return "".join(self.pieces)
 
     def _stamp(self, type_: EventType | str, data: dict[str, Any]) -> Event:
         return {
@@ -435,7 +446,10 @@ async def _finish(run: _Run, review: ReviewRef | None = None) -> Event:
         await stores.tasks.set_status(run.task.task_id, run.status, answer=answer, error=run.error)
         if review is not None:  # with the turn's end, so no stop in between can lose it
             await stores.runs.start(review.run_id, run.thread_id, review.task_id, kind="review")
-        return await run.record("done", done_fields(run.status, run.answer))
+        # Tokens are not audited: a run stopped or failed mid-answer keeps the text the
+        # person saw in its `done`, so the conversation shows it when opened again.
+        shown = run.answer or (run.streamed if run.status in ("cancelled", "failed") else "")
+        return await run.record("done", done_fields(run.status, shown))
 
 
 async def _finish_review(run: _Run) -> Event:
@@ -466,4 +480,6 @@ def question_event(item: Interrupt) -> Event:
     """
     if is_password_request(item.value):
         return event("password_requested", interrupt_id=item.id, request=item.value)
+    if is_server_question(item.value):
+        return event("elicitation_requested", interrupt_id=item.id, request=item.value)
     return event("approval_requested", interrupt_id=item.id, request=item.value)

@@ -9,6 +9,7 @@ from ducklm.kit.workspaces import requested_workspace
 from ducklm.runtime.facade import DuckLM
 from ducklm.server.deps import Duck, Hub
 from ducklm.server.responses import ConversationDetail, errors
+from ducklm.server.routes.transcript_views import TranscriptView, exchange_view
 from ducklm.server.routes.views import message_view, task_view
 from ducklm.server.schemas import ConversationPatch, Id, NewConversation
 from ducklm.stores import Conversation
@@ -44,6 +45,20 @@ async def get_conversation(conversation_id: Id, duck: Duck) -> ConversationDetai
         updated_at=conversation.updated_at,
         messages=messages,
         active_task=task_view(active) if active else None,
+    )
+
+
+@router.get("/{conversation_id}/transcript", responses=errors(404))
+async def get_transcript(conversation_id: Id, duck: Duck) -> TranscriptView:
+    """The conversation as it happened: each message with what answered it.
+
+    Beyond the stored messages: a stopped answer's partial text, a failed turn's error,
+    how each tool call was decided, and the questions asked with their answers.
+    """
+    await _conversation(duck, conversation_id)
+    exchanges = await duck.transcript(conversation_id)
+    return TranscriptView(
+        conversation_id=conversation_id, exchanges=[exchange_view(e) for e in exchanges]
     )
 
 
