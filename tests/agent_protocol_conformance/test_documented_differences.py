@@ -1,0 +1,92 @@
+"""Where DuckLM answers differently from LangGraph's server on purpose, one case each.
+
+Each case checks the reference behaviour on a `langgraph` target and DuckLM's on a
+`ducklm` one, and its docstring says why DuckLM differs. Nothing else in the suite
+branches on the dialect: everywhere else both must pass the same checks.
+"""
+
+from __future__ import annotations
+
+import httpx
+from langgraph_sdk.client import LangGraphClient
+
+from .server_under_test import Target
+from .streams import collect, interrupts_of, last_ai_text, new_thread, overwrite, run_options
+
+SYNTHETIC = "Successfully handled tool call."
+"""What agent-chat-ui sends as the pending tool call's answer when the person types on."""
+
+
+async def _paused(client: LangGraphClient, target: Target) -> tuple[str, str]:
+    """A thread waiting for approval of a tool call, and that call's id."""
+    thread_id = await new_thread(client)
+    parts = await collect(
+        client.runs.stream(
+            thread_id,
+            target.assistant,
+            input=overwrite(),
+            stream_mode="updates",
+            **run_options(target),
+        )
+    )
+    assert interrupts_of(parts)
+    state = await client.threads.get_state(thread_id)
+    [pending] = state["values"]["messages"][-1]["tool_calls"]
+    return thread_id, pending["id"]
+
+
+async def test_a_synthetic_tool_answer_to_a_pending_approval(
+    client: LangGraphClient, http: httpx.AsyncClient, target: Target
+) -> None:
+    """New input that answers the paused tool call itself.
+
+    LangGraph's server runs any new input on an interrupted thread: the question is
+    dropped, and the made-up tool message stands as the tool's result. DuckLM refuses it
+    (409 naming the tool) because the approval is the person's: a client typing on must
+    not pass for a "yes" to an action the person never approved.
+    """
+    thread_id, call_id = await _paused(client, target)
+    body = {
+        "assistant_id": target.assistant,
+        "input": {
+            "messages": [
+                {
+                    "type": "tool",
+                    "tool_call_id": call_id,
+                    "name": "file_write",
+                    "content": SYNTHETIC,
+                },
+                {"type": "human", "content": "hello again"},
+            ]
+        },
+        **run_options(target),
+    }
+    response = await http.post(f"/threads/{thread_id}/runs/wait", json=body)
+    if target.dialect == "ducklm":
+        assert response.status_code == 409, response.text
+        assert "file_write" in response.json()["detail"]
+        assert (await client.threads.get(thread_id))["status"] == "interrupted"
+        return
+    assert response.status_code == 200, response.text
+    assert last_ai_text(response.json()) == "Hello back: hello again"
+    messages = (await client.threads.get_state(thread_id))["values"]["messages"]
+    assert [m["content"] for m in messages if m["type"] == "tool"] == [SYNTHETIC]
+
+
+async def test_a_resume_when_nothing_waits(
+    client: LangGraphClient, http: httpx.AsyncClient, target: Target
+) -> None:
+    """`Command(resume=...)` on a thread that waits for no answer.
+
+    LangGraph's server starts the run anyway and it ends at once with the state as it
+    was. DuckLM answers 409 "nothing to resume": a resume is an answer to a question,
+    and one that answers nothing is a client's mistake worth saying.
+    """
+    thread_id = await new_thread(client)
+    body = {"assistant_id": target.assistant, "command": {"resume": target.approve}}
+    response = await http.post(f"/threads/{thread_id}/runs/wait", json=body)
+    if target.dialect == "ducklm":
+        assert response.status_code == 409, response.text
+        assert "nothing to resume" in response.json()["detail"]
+        return
+    assert response.status_code == 200, response.text
