@@ -25,7 +25,7 @@ throughput, the sequential write path, the pipelined one, interleaved ABBA in on
 the 10k ingest, search p50 at 10k (query embedding included), a search beside a
 running ingest against one alone, and search at 100k.
 
-    .venv/bin/python scripts/bench/memory_recall.py [--only speed|recall]
+    .venv/bin/python scripts/bench/memory_recall.py [--only speed|recall|dates] [--rerank]
 """
 
 from __future__ import annotations
@@ -73,6 +73,9 @@ TARGET_INGEST = 300.0
 TARGET_BESIDE = 1.5
 PASSES = 3
 PARTS_TO_RUN = ("speed", "recall")
+ONLY = (*PARTS_TO_RUN, "dates")
+"""`dates`: the dialogue sets alone, their fusion tables and their time-aware questions
+(a part of `recall`, minutes shorter: no facts, no 10k filler)."""
 
 Scores = dict[tuple[str, str, str], float]
 """Mean recall@5 by (set, split, method)."""
@@ -135,6 +138,11 @@ async def bench(root: Path, parts: set[str], *, rerank: bool) -> None:
     data = await asyncio.to_thread(load_data)
     items = data.filler.make(FILLER, seed=1)
     async with open_database(settings.files.database) as db, open_memory(settings, db) as store:
+        if parts == {"dates"}:  # the generated dialogues alone: no facts, no filler
+            asked, timed = await dialogue_sets(await open_episodes(settings, db, store))
+            report_sets(asked)
+            report_timed(timed)
+            return
         stored = await store.add_many(data.facts)  # also loads the model, outside the timing
         if "speed" in parts:
             encode = functools.partial(_encode, settings.embeddings_model)
@@ -216,7 +224,9 @@ def report_sets(asked: list[Asked]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
-        "--only", choices=PARTS_TO_RUN, help="run one part: speed (a few minutes) or recall"
+        "--only",
+        choices=ONLY,
+        help="run one part: speed (a few minutes), recall, or dates (recall's dialogues alone)",
     )
     parser.add_argument(
         "--rerank", action="store_true", help="also measure mpnet as a reranker (memory_rerank.py)"
