@@ -10,7 +10,9 @@ resumes, so whatever ran before a later question would run again, or be reported
    then ask the password of each call that will run through sudo. Passwords stay in
    the vault as one-time tokens until the last answer is in (`ask_passwords`).
 2. Running, after the last answer: emit `tool_call_started`, write allow-forever rules,
-   record shell intents, run, emit `tool_call_finished`; one ToolMessage per call.
+   record shell intents, run, emit `tool_call_finished`; one ToolMessage per call. Each
+   call is a LangGraph task (`server_asks.py`), so an MCP server's question during a call
+   pauses the step without running its finished calls again.
 
 A call identical to one the turn declined or already ran is neither asked nor run: it
 gets the earlier outcome (`ducklm/turn/tool_step/repeats.py`, read from the messages).
@@ -36,7 +38,8 @@ from ducklm.turn.tool_step.intent import request_mismatch
 from ducklm.turn.tool_step.plan import DecidedCall, PlannedCall, decide_call, plan_calls
 from ducklm.turn.tool_step.questions import Asking, PasswordFor, ask_passwords, ask_person
 from ducklm.turn.tool_step.repeats import TurnCalls
-from ducklm.turn.tool_step.run import execute, repeat
+from ducklm.turn.tool_step.run import repeat
+from ducklm.turn.tool_step.server_asks import run_call
 from ducklm.turn.tool_step.taint import first_taint
 from ducklm.undo.step import StepCheckpoint
 
@@ -81,7 +84,7 @@ async def run_tools(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str
             messages.append(repeat(item, done[of] if earlier is None else earlier, runtime))
             continue
         password = passwords.pop(call_id, None)
-        message = await execute(item, password, runtime, env, proposals, checkpoint=checkpoint)
+        message = await run_call(item, password, runtime, env, proposals, checkpoint=checkpoint)
         ran.append((item, message))
         messages.append(message)
         done[call_id] = message

@@ -13,7 +13,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ducklm.memory.records import Scope
 from ducklm.stores.db import MAX_ROW_ID
-from ducklm.tools.hitl import Decision, Decisions, PasswordAnswer, PasswordRefusal
+from ducklm.tools.hitl import (
+    Decision,
+    Decisions,
+    ElicitAction,
+    ElicitAnswer,
+    FormValue,
+    PasswordAnswer,
+    PasswordRefusal,
+)
 
 MAX_ID_LENGTH = 200
 """Ids are UUIDs or short names; a longer one names nothing."""
@@ -77,6 +85,22 @@ class PasswordBody(Body):
         return (
             PasswordRefusal() if self.password is None else PasswordAnswer(password=self.password)
         )
+
+
+class ElicitBody(Body):
+    """The answer to an MCP server's question (an elicitation form, or sampling)."""
+
+    action: ElicitAction
+    content: dict[str, FormValue] | None = None
+    interrupt_id: str | None = None
+
+    def answer(self) -> ElicitAnswer:
+        """The answer this body gives.
+
+        Raises:
+            ValueError: Content with an action other than accept.
+        """
+        return ElicitAnswer(action=self.action, content=self.content)
 
 
 class NewConversation(Body):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 DecisionType = Literal["approve", "edit", "reject", "allow_forever"]
 DECISION_TYPES: tuple[DecisionType, ...] = ("approve", "edit", "reject", "allow_forever")
@@ -104,8 +104,59 @@ class PasswordRefusal(_Answer):
     cancel: Literal[True] = True
 
 
-Answer = Decisions | PasswordAnswer | PasswordRefusal
+ElicitAction = Literal["accept", "decline", "cancel"]
+FormValue = str | int | float | bool | list[str]
+"""A value of an elicitation form's field: the spec allows only primitives (and enum lists)."""
+
+
+class ElicitAnswer(_Answer):
+    """The person's answer to a question an MCP server asked during a tool call.
+
+    The MCP `ElicitResult` shape: `accept` with the form's `content`, `decline` (no), or
+    `cancel` (dismissed without choosing). A sampling question (may DuckLM's model answer
+    the server?) is answered the same way, without content.
+    """
+
+    action: ElicitAction
+    content: dict[str, FormValue] | None = None
+
+    @model_validator(mode="after")
+    def _content_only_when_accepted(self) -> ElicitAnswer:
+        if self.content is not None and self.action != "accept":
+            raise ValueError(f"only accept carries content, not {self.action}")
+        return self
+
+    def wire(self) -> dict[str, Any]:
+        """The resume value (the `ElicitResult` fields, no empty ones)."""
+        return self.model_dump(exclude_none=True)
+
+
+Answer = Decisions | PasswordAnswer | PasswordRefusal | ElicitAnswer
 """Every answer a person can give to the question a run is paused at."""
+
+
+class ServerQuestion(TypedDict):
+    """The interrupt payload for a question an MCP server asks during a tool call.
+
+    `type` is `elicitation` (a form: `message` and `requested_schema`) or `sampling`
+    (may DuckLM's model answer the server's `messages`?).
+    """
+
+    type: Literal["elicitation", "sampling"]
+    call_id: str
+    tool: str
+    server: str
+    message: str
+    requested_schema: NotRequired[dict[str, Any]]
+    messages: NotRequired[list[dict[str, str]]]
+    note: NotRequired[str]
+    """What answering does (the call is made again with the answer)."""
+    error: NotRequired[str]
+
+
+def is_server_question(value: object) -> bool:
+    """Whether an interrupt payload is a question from an MCP server (elicitation, sampling)."""
+    return isinstance(value, dict) and value.get("type") in ("elicitation", "sampling")
 
 
 class PasswordRequest(TypedDict):

@@ -1,5 +1,6 @@
 // The question cards that pause a task until the person answers: the approval card
-// (allow once, allow forever, deny, edit) and the sudo password form.
+// (allow once, allow forever, deny, edit), the sudo password form, and an MCP server's
+// question (a form to accept, decline or cancel).
 
 import { diffView, splitDiff } from "./diff.js";
 import { h, prettyJson } from "./dom.js";
@@ -266,4 +267,105 @@ export class PasswordCard extends QuestionCard {
     this.input.value = "";
     return this.answer("Password sent", () => onAnswer({ password }));
   }
+}
+
+// An MCP server's question during a tool call: an elicitation form (its fields from the
+// request's flat schema) or a sampling request (may DuckLM's model answer the server?).
+const SERVER_ACTIONS = [
+  { action: "accept", label: "Accept", testid: "elicit-accept", outcome: "Accepted", kind: "primary" },
+  { action: "decline", label: "Decline", testid: "elicit-decline", outcome: "Declined", kind: "danger" },
+  { action: "cancel", label: "Cancel", testid: "elicit-cancel", outcome: "Cancelled", kind: "" },
+];
+
+/**
+ * The card for an `elicitation_requested` event. `onAnswer(body)` sends
+ * `{action, content?, interrupt_id}`; the server checks the content against the form.
+ */
+export class ElicitationCard extends QuestionCard {
+  constructor(event, onAnswer) {
+    const request = event.request ?? {};
+    const sampling = request.type === "sampling";
+    super("elicitation", sampling ? "May DuckLM's model answer?" : "A server asks you");
+    this.interruptId = event.interrupt_id;
+    const schema = request.requested_schema ?? {};
+    this.fields = sampling ? [] : Object.entries(schema.properties ?? {}).map(
+      ([name, field]) => formField(name, field, (schema.required ?? []).includes(name)),
+    );
+    const buttons = h("div", { class: "card-actions" });
+    for (const choice of SERVER_ACTIONS) {
+      buttons.append(h("button", {
+        type: "button",
+        class: choice.kind,
+        testid: choice.testid,
+        text: choice.label,
+        on: { click: () => this.send(choice, onAnswer) },
+      }));
+    }
+    this.el.append(
+      this.heading,
+      h("p", { class: "elicit-origin", testid: "elicit-origin", text: `${request.server ?? ""} › ${request.tool ?? ""}` }),
+      h("p", { class: "elicit-message", testid: "elicit-message", text: request.message ?? "" }),
+      ...(request.messages ?? []).map((m) => h("pre", { class: "elicit-sample", text: `${m.role}: ${m.text}` })),
+      h("form", { class: "elicit-form", on: { submit: (e) => e.preventDefault() } }, ...this.fields.map((f) => f.wrapper)),
+      request.note ? h("p", { class: "elicit-note", text: request.note }) : null,
+      buttons,
+      this.error,
+      this.outcome,
+    );
+    if (request.error) this.showError(request.error);
+  }
+
+  send(choice, onAnswer) {
+    const body = { action: choice.action, interrupt_id: this.interruptId };
+    if (choice.action === "accept" && this.fields.length) {
+      const content = {};
+      for (const field of this.fields) {
+        const value = field.read();
+        if (value instanceof Error) return this.showError(value.message);
+        if (value !== undefined) content[field.name] = value;
+      }
+      body.content = content;
+    }
+    return this.answer(choice.outcome, () => onAnswer(body));
+  }
+}
+
+/** One field of an elicitation form: string, number, integer, boolean or enum. */
+function formField(name, field, required) {
+  const id = uniqueId("elicit-field");
+  const options = field.enum ?? (field.oneOf ?? field.anyOf ?? []).map((o) => o.const);
+  const titles = field.enumNames ?? (field.oneOf ?? field.anyOf ?? []).map((o) => o.title ?? o.const);
+  let input;
+  if (options.length) {
+    input = h("select", { id, testid: `elicit-input-${name}` },
+      ...options.map((value, i) => h("option", { value, text: titles[i] ?? value })));
+    if (field.default !== undefined) input.value = field.default;
+  } else if (field.type === "boolean") {
+    input = h("input", { id, type: "checkbox", testid: `elicit-input-${name}` });
+    input.checked = field.default === true;
+  } else {
+    const numeric = field.type === "number" || field.type === "integer";
+    input = h("input", { id, type: numeric ? "number" : "text", testid: `elicit-input-${name}` });
+    if (field.type === "integer") input.step = "1";
+    if (field.default !== undefined) input.value = String(field.default);
+  }
+  const label = `${field.title ?? name}${required ? " *" : ""}`;
+  const wrapper = h("div", { class: "elicit-field" },
+    h("label", { htmlFor: id, text: label }),
+    input,
+    field.description ? h("small", { text: field.description }) : null);
+  const read = () => {
+    if (field.type === "boolean" && !options.length) return input.checked;
+    const text = input.value.trim();
+    if (!text) return required ? new Error(`${label.replace(" *", "")} is required.`) : undefined;
+    if (field.type === "integer" || field.type === "number") {
+      const number = Number(text);
+      if (Number.isNaN(number) || (field.type === "integer" && !Number.isInteger(number))) {
+        return new Error(`${name} must be ${field.type === "integer" ? "a whole number" : "a number"}.`);
+      }
+      return number;
+    }
+    return text;
+  };
+  return { name, wrapper, read };
 }

@@ -6,7 +6,7 @@
 import { h } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import { PlanView } from "./plan.js";
-import { ApprovalCard, PasswordCard } from "./question-cards.js";
+import { ApprovalCard, ElicitationCard, PasswordCard } from "./question-cards.js";
 import { routeLine } from "./route.js";
 import { revertButton } from "./revert.js";
 import { ToolCard } from "./tool-card.js";
@@ -52,6 +52,8 @@ const EVENT_HANDLERS = {
   tool_call_finished: "finishTool",
   approval_requested: "onApproval",
   password_requested: "onPassword",
+  elicitation_requested: "onElicitation",
+  mcp_sampled: "onSampled",
   memory_stored: "onMemoryStored",
   error: "onError",
   done: "onDone",
@@ -170,6 +172,10 @@ export class Turn {
     this.ask(new PasswordCard(event, this.handlers.onPassword));
   }
 
+  onElicitation(event) {
+    this.ask(new ElicitationCard(event, this.handlers.onElicit));
+  }
+
   onMemoryStored(event) {
     this.note("memory-note", `Remembered: ${event.text ?? ""}`);
   }
@@ -192,8 +198,6 @@ export class Turn {
     // only kept audited events) shows the final answer instead.
     if (this.runTokens === 0 && event.answer) this.addText(event.answer);
     const status = event.status ?? "completed";
-    // What streamed before a stop is kept, marked as the reopened conversation marks it.
-    if (status === "cancelled" && this.runTokens > 0) this.markCut("stopped");
     if (status !== "interrupted") {
       this.closeQuestions(status === "completed" ? "Answered" : "Closed");
       this.plan?.end();
@@ -279,6 +283,20 @@ export class Turn {
     const proposal = this.proposals.get(event.call_id);
     if (proposal) card.showCode(proposal);
     return card;
+  }
+
+  /** An MCP server's sampling request that DuckLM's model answered, on the call's card. */
+  onSampled(event) {
+    const card = this.tools.get(event.call_id);
+    if (!card) return;
+    const asked = (event.messages ?? []).map((m) => `${m.role}: ${m.text}`).join("\n");
+    card.el.append(h(
+      "details",
+      { class: "tool-sampled", testid: "tool-sampled" },
+      h("summary", { text: `${event.server} asked DuckLM's ${event.role} (${event.model})` }),
+      h("pre", { text: asked }),
+      h("pre", { testid: "tool-sampled-reply", text: event.text ?? "" }),
+    ));
   }
 
   finishTool(event) {

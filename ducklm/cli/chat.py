@@ -17,7 +17,15 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ducklm.cli.console import EXIT_CODES, ConsolePrinter, print_run
-from ducklm.tools.hitl import DecisionError, Decisions, is_password_request, read_decisions
+from ducklm.cli.elicit import prompt_answer, read_elicit
+from ducklm.tools.hitl import (
+    Answer,
+    DecisionError,
+    Decisions,
+    is_password_request,
+    is_server_question,
+    read_decisions,
+)
 
 if TYPE_CHECKING:
     from ducklm.kit.events import Event
@@ -50,6 +58,17 @@ class ConversationDoor(Protocol):
 
     def continue_run(self, thread_id: str) -> AsyncIterator[Event]:
         """Go on with a run the process left unfinished."""
+        ...
+
+    def answer(
+        self,
+        thread_id: str,
+        answer: Answer,
+        *,
+        critic: bool | None = None,
+        memory: bool | None = None,
+    ) -> AsyncIterator[Event]:
+        """Answer the question the thread waits at (here: an MCP server's question)."""
         ...
 
     def provide_password(self, thread_id: str, password: str) -> AsyncIterator[Event]:
@@ -98,6 +117,13 @@ async def cmd_chat(door: ConversationDoor, args: argparse.Namespace) -> int:
 async def cmd_resume(door: ConversationDoor, args: argparse.Namespace) -> int:
     """`ducklm resume`: the same decision for every action the thread is waiting on."""
     printer = ConsolePrinter(as_json=args.json)
+    if args.elicit is not None:
+        # No switches: the turn's were set when it started, and a second write of them at
+        # the same paused step is refused by LangGraph (one value per step).
+        stream = door.answer(args.thread, read_elicit(args.elicit))
+        code = await print_run(stream, printer)
+        await finish_review(door, args.thread)
+        return code
     if args.decision is None:
         return await print_run(door.continue_run(args.thread), printer)
     _, request = await door.pending_request(args.thread)
@@ -197,6 +223,9 @@ async def _answer_interactively(
         if is_password_request(request):
             secret = await asyncio.to_thread(read_secret)
             return await print_run(door.provide_password(thread_id, secret), printer)
+        if is_server_question(request):
+            server_answer = await prompt_answer(request)
+            return await print_run(door.answer(thread_id, server_answer), printer)
         answer = await asyncio.to_thread(input, "decision [approve/reject/allow_forever]> ")
         count = len(request["action_requests"])
         decisions = make_decisions(answer.strip() or "reject", None, None, count)

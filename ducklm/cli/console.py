@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # ducklm.kit.events imports LangGraph; the thin CLI prints wi
 EXIT_CODES = {"completed": 0, "interrupted": 3, "failed": 1}
 
 DECISION_HINT = "ducklm resume {thread} --decision approve|reject|allow_forever|edit"
+ELICIT_HINT = "ducklm resume {thread} --elicit accept|decline|cancel|'{{\"field\": value}}'"
 PASSWORD_HINT = "ducklm password {thread}   (or --cancel)"
 
 
@@ -126,6 +127,22 @@ class ConsolePrinter:
             lines.append(f"  ({request['error']})")
         lines.append("Give it with: " + PASSWORD_HINT.format(thread=item["thread_id"]))
         self._note("\n".join(lines))
+
+    def _on_elicitation_requested(self, item: Event) -> None:
+        request = item["request"]
+        lines = [f"{request['server']} > {request['tool']} asks: {request['message']}"]
+        for name, field in (
+            (request.get("requested_schema") or {}).get("properties") or {}
+        ).items():
+            default = f" (default {field['default']!r})" if "default" in field else ""
+            lines.append(f"  {name}: {field.get('type', 'string')}{default}")
+        if request.get("error"):
+            lines.append(f"  (previous answer was not usable: {request['error']})")
+        lines.append("Answer with: " + ELICIT_HINT.format(thread=item["thread_id"]))
+        self._note("\n".join(lines))
+
+    def _on_mcp_sampled(self, item: Event) -> None:
+        self._note(f"{item['server']} > {item['mcp_tool']}: {item['role']} answered the server")
 
     def _on_error(self, item: Event) -> None:
         prefix = "error" if item.get("fatal", True) else "warning"

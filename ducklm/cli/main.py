@@ -156,6 +156,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     resume.add_argument("--args", help="with --decision edit: the new arguments as JSON")
     resume.add_argument("--message", help="with --decision reject: a note for the model")
+    resume.add_argument(
+        "--elicit",
+        metavar="ANSWER",
+        help="the answer to an MCP server's question: accept, decline, cancel, or the "
+        "form's content as a JSON object (accepted; fields left out take their defaults)",
+    )
     _add_run_flags(resume)
     resume.set_defaults(command_fn=cmd_resume, remote_fn=over_http(cmd_resume))
 

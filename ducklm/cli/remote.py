@@ -15,7 +15,16 @@ from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from ducklm.cli.remote_client import DuckServer, ServerFailed, ServerRefused
-from ducklm.tools.hitl import DecisionError, Decisions, is_password_request
+from ducklm.tools.hitl import (
+    Answer,
+    DecisionError,
+    Decisions,
+    ElicitAnswer,
+    PasswordAnswer,
+    PasswordRefusal,
+    is_password_request,
+    is_server_question,
+)
 
 if TYPE_CHECKING:
     from ducklm.cli.chat import ConversationDoor
@@ -75,6 +84,34 @@ class RemoteConversations:
             **{k: v for k, v in {"critic": critic, "memory": memory}.items() if v is not None},
         }
         async for item in self._run(f"/v1/tasks/{task_id}/continue/stream", body):
+            yield item
+
+    async def answer(
+        self,
+        thread_id: str,
+        answer: Answer,
+        *,
+        critic: bool | None = None,
+        memory: bool | None = None,
+    ) -> AsyncIterator[Event]:
+        """The answer through the route for its kind (`/v1/tasks/{id}/elicitation/stream`...)."""
+        if isinstance(answer, Decisions):
+            stream = self.resume(thread_id, answer, critic=critic, memory=memory)
+        elif isinstance(answer, PasswordAnswer):
+            stream = self.provide_password(thread_id, answer.password)
+        elif isinstance(answer, PasswordRefusal):
+            stream = self.cancel_password(thread_id)
+        else:
+            stream = self._server_answer(thread_id, answer)
+        async for item in stream:
+            yield item
+
+    async def _server_answer(self, thread_id: str, answer: ElicitAnswer) -> AsyncIterator[Event]:
+        task_id, interrupt_id, request = await self._question(thread_id)
+        if not is_server_question(request):
+            raise ServerRefused(f"thread {thread_id!r} is not waiting for an MCP server's question")
+        body = {**answer.wire(), "interrupt_id": interrupt_id}
+        async for item in self._run(f"/v1/tasks/{task_id}/elicitation/stream", body):
             yield item
 
     async def continue_run(self, thread_id: str) -> AsyncIterator[Event]:

@@ -37,6 +37,8 @@ EventType = Literal[
     "conversation_untrusted",
     "approval_requested",
     "password_requested",
+    "elicitation_requested",
+    "mcp_sampled",
     "memory_policy_decision",
     "memory_stored",
     "memory_policy_failed",
@@ -51,7 +53,9 @@ EventType = Literal[
 ]
 EVENT_TYPES: frozenset[str] = frozenset(get_args(EventType))
 RunStatus = Literal["completed", "interrupted", "failed", "cancelled"]
-QUESTION_EVENTS: frozenset[EventType] = frozenset({"approval_requested", "password_requested"})
+QUESTION_EVENTS: frozenset[EventType] = frozenset(
+    {"approval_requested", "password_requested", "elicitation_requested"}
+)
 """The events that put a paused run's question to the person (`runner.question_event`)."""
 
 # Token-level events are the answer itself, which the checkpoint already holds: auditing

@@ -29,8 +29,10 @@ from typing import TYPE_CHECKING, Literal, TextIO
 
 from langchain_core.tools import BaseTool
 
+from ducklm.mcp.asks import CallAsks
 from ducklm.mcp.config import ServerSpec
 from ducklm.mcp.errors import failure_words
+from ducklm.mcp.resources import resource_tools
 from ducklm.mcp.tools import adapt_tool
 from ducklm.stores.private import create_private_file
 
@@ -68,6 +70,8 @@ class McpServer:
         self._holder: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
         self._refreshing: set[asyncio.Task[None]] = set()
+        self.asking: list[CallAsks] = []
+        """The calls in flight that take the server's questions (`asks.py`)."""
 
     @property
     def timeout_s(self) -> float:
@@ -183,7 +187,9 @@ class McpServer:
             found.extend(page.tools)
             cursor = page.nextCursor
             if not cursor:
-                return [adapt_tool(self, t) for t in found]
+                own = [adapt_tool(self, t) for t in found]
+                names = {t.name for t in own}  # a server's own tool of that name wins
+                return own + [t for t in resource_tools(self, session) if t.name not in names]
 
     async def _tools_changed(self) -> None:
         # Called from the session's reading task, which must go on reading for the
@@ -232,7 +238,11 @@ class McpServer:
                 client,
                 streamable_http_client(spec.url or "", http_client=client) as (read, write, _),
                 DuckSession(
-                    read, write, root_uri=uri, on_tools_changed=self._tools_changed
+                    read,
+                    write,
+                    root_uri=uri,
+                    on_tools_changed=self._tools_changed,
+                    asking=self._asking,
                 ) as session,
             ):
                 yield session
@@ -248,12 +258,19 @@ class McpServer:
             async with (
                 stdio_client(params, errlog=errlog) as (read, write),
                 DuckSession(
-                    read, write, root_uri=uri, on_tools_changed=self._tools_changed
+                    read,
+                    write,
+                    root_uri=uri,
+                    on_tools_changed=self._tools_changed,
+                    asking=self._asking,
                 ) as session,
             ):
                 yield session
         finally:
             await asyncio.to_thread(errlog.close)
+
+    def _asking(self) -> list[CallAsks]:
+        return list(self.asking)
 
     def _open_log(self) -> TextIO:
         create_private_file(self._log_path)

@@ -1,9 +1,11 @@
-"""DuckLM's side of an MCP session: who it says it is, its roots, and cancelling calls.
+"""DuckLM's side of an MCP session: who it says it is, its roots, cancelling, questions.
 
 Imported only when a server starts (it needs the `mcp` SDK, about 1 s of imports).
 The SDK's `ClientSession` introduces itself as `mcp`, offers no roots, and when a
 request is given up on (a timeout, Stop, a cancelled task) it forgets it without telling
-the server, which keeps working; `DuckSession` fixes the three.
+the server, which keeps working; `DuckSession` fixes the three. It also takes the
+server's questions during a call (`elicitation/create`, `sampling/createMessage`) to
+the call's `CallAsks` (`asks.py`), and so advertises both capabilities.
 """
 
 from __future__ import annotations
@@ -13,14 +15,26 @@ import importlib.metadata
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from mcp import ClientSession, types
 from mcp.shared.context import RequestContext
 from mcp.shared.session import RequestResponder
 
+from ducklm.mcp.asks import (
+    MANY_CALLS,
+    NO_CALL,
+    URL_MODE,
+    CallAsks,
+    QuestionPending,
+    Refused,
+    SamplingAsk,
+)
+
 log = logging.getLogger(__name__)
+A = TypeVar("A")
+R = TypeVar("R")
 
 CANCELLED_REASON = "DuckLM stopped waiting (timeout or cancel)"
 
@@ -53,15 +67,19 @@ class DuckSession(ClientSession):
         *,
         root_uri: str,
         on_tools_changed: Callable[[], Awaitable[None]],
+        asking: Callable[[], list[CallAsks]],
     ) -> None:
         self._root_uri = root_uri
         self._on_tools_changed = on_tools_changed
+        self._asking = asking
         super().__init__(
             read,
             write,
             client_info=CLIENT_INFO,
             list_roots_callback=self._list_roots,
             message_handler=self._handle_message,
+            elicitation_callback=self._elicit,
+            sampling_callback=self._sample,
         )
 
     async def send_request(self, request: Any, result_type: Any, *args: Any, **kwargs: Any) -> Any:
@@ -92,6 +110,52 @@ class DuckSession(ClientSession):
         root = types.Root(uri=self._root_uri, name="workspace")  # type: ignore[arg-type]
         return types.ListRootsResult(roots=[root])
 
+    async def _elicit(
+        self, context: RequestContext[ClientSession, Any], params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        del context
+        if not isinstance(params, types.ElicitRequestFormParams):
+            return _error(URL_MODE)
+        return await self._ask(
+            lambda asks: asks.elicit(params.message, dict(params.requestedSchema)),
+            types.ElicitResult.model_validate,
+        )
+
+    async def _sample(
+        self, context: RequestContext[ClientSession, Any], params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        del context
+        ask = SamplingAsk(
+            messages=[{"role": m.role, "text": _words(m.content)} for m in params.messages],
+            system_prompt=params.systemPrompt,
+            max_tokens=params.maxTokens,
+        )
+        return await self._ask(
+            lambda asks: asks.sample(ask),
+            lambda sampled: types.CreateMessageResult(
+                role="assistant",
+                content=types.TextContent(type="text", text=sampled.text),
+                model=sampled.model,
+                stopReason="endTurn",
+            ),
+        )
+
+    async def _ask(
+        self, ask: Callable[[CallAsks], Awaitable[A]], result: Callable[[A], R]
+    ) -> R | types.ErrorData:
+        """The server's question put to the call it belongs to, or an error for the server."""
+        asking = self._asking()
+        if len(asking) != 1:  # the request carries no id of the call it belongs to
+            return _error(NO_CALL if not asking else MANY_CALLS)
+        (asks,) = asking
+        try:
+            return result(await ask(asks))
+        except QuestionPending as exc:
+            await asks.wait_released()  # the server hears the cancel before this error
+            return _error(str(exc))
+        except Refused as exc:
+            return _error(str(exc))
+
     async def _handle_message(
         self,
         message: RequestResponder[types.ServerRequest, types.ClientResult]
@@ -102,6 +166,19 @@ class DuckSession(ClientSession):
             message.root, types.ToolListChangedNotification
         ):
             await self._on_tools_changed()
+
+
+def _error(message: str) -> types.ErrorData:
+    return types.ErrorData(code=types.INVALID_REQUEST, message=message)
+
+
+def _words(content: Any) -> str:
+    """A sampling message's content as text; other kinds named in words."""
+    blocks = content if isinstance(content, list) else [content]
+    return " ".join(
+        b.text if isinstance(b, types.TextContent) else f"[{getattr(b, 'type', 'content')}]"
+        for b in blocks
+    )
 
 
 def _given_up(exc: BaseException) -> bool:

@@ -5,7 +5,9 @@ Each tool the server lists becomes a LangChain tool under DuckLM's name that cal
 idle deadline back, never past the total one; `tools/mcp_info.py:progress_listener`
 hears it), `notifications/cancelled` when DuckLM gives up (`session.py`), the result
 rendered by `content.py` (its blocks in the artifact, which `tool_call_finished`
-carries as `mcp_content`), a JSON-RPC error as a tool error (the server stays up), a
+carries as `mcp_content`), the server's questions to the call's `CallAsks` (`asks.py`;
+a question no answer in hand fits stops the call with `NeedsPerson`), a JSON-RPC error
+as a tool error (the server stays up), a
 broken session as a crash, a cap on huge results, and the facts the policy reads
 (`McpToolInfo` in the tool's metadata).
 """
@@ -13,10 +15,13 @@ broken session as a crash, a cap on huge results, and the facts the policy reads
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 
+from ducklm.mcp.asks import CallAsks, NeedsPerson, call_asks
 from ducklm.mcp.content import render_result
 from ducklm.mcp.errors import failure_words
 from ducklm.tools.errors import ToolError
@@ -81,7 +86,7 @@ async def _call(server: McpServer, info: McpToolInfo, args: dict[str, Any]) -> t
         error = exc.error  # the server answered, with an error: it is still there
         words = PROTOCOL_ERROR.format(name=info.name, message=error.message, code=error.code)
         raise ToolError(words) from None
-    except ToolError:
+    except (ToolError, NeedsPerson):
         raise
     except Exception as exc:  # the session broke under the call: the server died
         why = await server.mark_crashed(failure_words(exc))
@@ -108,11 +113,42 @@ async def _within_deadlines(
                 if listener is not None:
                     listener(progress, total, message)
 
-            return await session.call_tool(info.tool, args, progress_callback=progress)
+            call = session.call_tool(info.tool, args, progress_callback=progress)
+            asks = call_asks.get()
+            if asks is None:
+                return await call
+            return await _answering(server, asks, call)
     except TimeoutError:
         if loop.time() >= deadline - 0.01:
             raise ToolError(TIMED_OUT.format(name=info.name, s=whole)) from None
         raise ToolError(IDLE.format(name=info.name, s=idle)) from None
+
+
+async def _answering(
+    server: McpServer, asks: CallAsks, call: Awaitable[types.CallToolResult]
+) -> types.CallToolResult:
+    """`call`, with the server's questions going to `asks`; stopped at one it cannot answer.
+
+    Raises:
+        NeedsPerson: The server asked something no answer in hand fits; the call was
+            cancelled (the server told), and the person is to be asked.
+    """
+    running = asyncio.ensure_future(call)
+    stopping = asyncio.ensure_future(asks.stopped.wait())
+    server.asking.append(asks)
+    try:
+        await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        server.asking.remove(asks)
+        stopping.cancel()
+        if not running.done():  # stopped for a question, or the caller gave up
+            running.cancel()
+            with contextlib.suppress(BaseException):
+                await running  # `DuckSession` sends `notifications/cancelled`
+        asks.released.set()
+    if asks.pending is not None:  # even if an answer raced the stop: it is not used
+        raise NeedsPerson(asks.pending)
+    return running.result()
 
 
 def _cap(text: str) -> str:

@@ -14,7 +14,10 @@
 - a `workspace` in the input or the command's update must be an allowed folder
   (`workspace.py`), else `422`;
 - a paused sudo question can be answered with `{"password": ...}` (or `{"cancel": true}`):
-  the runtime keeps the password in its vault; only a one-time token is checkpointed.
+  the runtime keeps the password in its vault; only a one-time token is checkpointed;
+- an MCP server's question (elicitation, sampling) is answered with its `ElicitResult`
+  shape, `{"action": "accept", "content": {...}}`, `{"action": "decline"}` or
+  `{"action": "cancel"}`.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from ducklm.server.agent_protocol.identity import GRAPH_ID, is_assistant
 from ducklm.server.agent_protocol.inbox import as_decisions
 from ducklm.server.agent_protocol.schemas import RunCreate, StreamMode
 from ducklm.server.agent_protocol.workspace import allowed_values
+from ducklm.tools.elicitation import read_elicit_answer
 from ducklm.tools.hitl import (
     Answer,
     DecisionError,
@@ -206,6 +210,11 @@ async def _answer(resume: Any, thread_id: str, duck: DuckLM) -> Answer | None:
         return PasswordAnswer(password=password)
     if resume == {"cancel": True}:
         return PasswordRefusal()
+    if "action" in resume:  # an MCP server's question: {"action": "accept", "content": {...}}
+        try:
+            return read_elicit_answer(resume)
+        except DecisionError as exc:
+            raise HTTPException(422, str(exc)) from None
     if "decisions" not in resume:
         return None
     try:

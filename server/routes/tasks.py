@@ -18,7 +18,14 @@ from ducklm.server.responses import (
     event_stream_doc,
 )
 from ducklm.server.routes.views import task_view
-from ducklm.server.schemas import MAX_ID_LENGTH, ContinueRequest, Id, PasswordBody, Seq
+from ducklm.server.schemas import (
+    MAX_ID_LENGTH,
+    ContinueRequest,
+    ElicitBody,
+    Id,
+    PasswordBody,
+    Seq,
+)
 from ducklm.server.sse import event_stream, replay_stream
 from ducklm.server.tasks import TaskNotFound
 from ducklm.stores import TaskRecord
@@ -114,6 +121,20 @@ async def give_password(task_id: Id, body: PasswordBody, hub: Hub) -> EventSourc
     except ValueError as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
     return event_stream(await hub.answer(task_id, answer))
+
+
+@router.post(
+    "/{task_id}/elicitation/stream",
+    response_class=EventSourceResponse,
+    responses={**errors(404, 409), **_RUN_ON},
+)
+async def answer_server(task_id: Id, body: ElicitBody, hub: Hub) -> EventSourceResponse:
+    """Answer an MCP server's question (accept with the form, decline, cancel); stream on."""
+    try:
+        answer = body.answer()
+    except ValueError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
+    return event_stream(await hub.answer(task_id, answer, interrupt_id=body.interrupt_id))
 
 
 @router.post("/{task_id}/cancel", responses=errors(404, 409))

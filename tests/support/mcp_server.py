@@ -8,7 +8,8 @@ destructive), a result carrying an injection (`MCP_TEST_INJECTION`), a tool that
 text out (recorded in `MCP_TEST_SENT`, so a test can see whether it ran), a crash mid-call,
 a call that never answers, a huge result, and what the process sees of its environment;
 who the client says it is and its roots, a JSON-RPC error, a call that records its
-cancellation, and one that reports progress.
+cancellation, and one that reports progress; one that asks the person (elicitation) and
+one that asks the client's model (sampling); a resource (`notes://shop`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,13 @@ from pathlib import Path
 
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.shared.exceptions import UrlElicitationRequiredError
-from mcp.types import ElicitRequestURLParams, ToolAnnotations
+from mcp.types import (
+    ElicitRequestURLParams,
+    SamplingMessage,
+    TextContent,
+    ToolAnnotations,
+)
+from pydantic import BaseModel, Field
 
 READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
 server = FastMCP("ducklm-test")
@@ -129,6 +136,46 @@ async def slow_with_progress(ctx: Context, steps: int, pause_s: float) -> str:  
         await asyncio.sleep(pause_s)
         await ctx.report_progress(step + 1, steps, f"step {step + 1}")
     return "done"
+
+
+class Trip(BaseModel):
+    """The form `book_trip` asks the person to fill in."""
+
+    city: str = Field(description="Where to")
+    nights: int = Field(default=2, description="How many nights")
+    seat: str = Field(default="window", json_schema_extra={"enum": ["window", "aisle"]})
+
+
+@server.tool()
+async def book_trip(ctx: Context) -> str:  # type: ignore[type-arg]
+    """Book a trip: asks the person where to (elicitation), then records the booking."""
+    answer = await ctx.elicit("Where should the trip go?", Trip)
+    if answer.action != "accept":
+        return f"not booked: the person chose {answer.action}"
+    booked = answer.data
+    # Recorded only after the answer: a test counts the bookings (nothing runs twice).
+    line = f"booked {booked.city} {booked.nights} {booked.seat}"
+    await asyncio.to_thread(send, line)
+    return f"booked {booked.city} for {booked.nights} nights, {booked.seat} seat"
+
+
+@server.tool()
+async def summarize(ctx: Context, text: str) -> str:  # type: ignore[type-arg]
+    """Summarize `text` with the client's model (sampling)."""
+    result = await ctx.session.create_message(
+        messages=[SamplingMessage(role="user", content=TextContent(type="text", text=text))],
+        max_tokens=50,
+        system_prompt="Summarize in five words.",
+    )
+    content = result.content
+    words = content.text if isinstance(content, TextContent) else str(content)
+    return f"summary by {result.model}: {words}"
+
+
+@server.resource("notes://shop", name="shop", description="The shopping list")
+def shop_note() -> str:
+    """The shopping list, as a resource."""
+    return "milk, eggs"
 
 
 def serve_http() -> None:

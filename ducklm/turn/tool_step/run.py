@@ -1,12 +1,14 @@
 """Run one decided tool call: its events, its side effects, and its ToolMessage.
 
 Only the tool node's last pass gets here, after every question of the step has been
-answered, so nothing in this module may ask a person anything.
+answered, so nothing in this module may ask a person anything. An MCP server may ask
+during its call (`ducklm/mcp/asks.py`): the attempt then ends with the server's question
+instead of a ToolMessage, and `server_asks.py` asks it and makes the call again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -18,17 +20,19 @@ from pydantic import ValidationError
 
 from ducklm.config.yaml_files import validation_details
 from ducklm.kit.events import emit
+from ducklm.mcp.asks import Asked, CallAsks, NeedsPerson, call_asks
 from ducklm.stores.intents import Intent
 from ducklm.tools.coder_tools import CODER_TOOL_NAMES
 from ducklm.tools.errors import ToolError
 from ducklm.tools.file_threads import deadline_args
-from ducklm.tools.hitl import AllowForever, Reject
-from ducklm.tools.mcp_info import event_fields, mcp_info
+from ducklm.tools.hitl import AllowForever, Reject, ServerQuestion
+from ducklm.tools.mcp_info import McpToolInfo, event_fields, mcp_info
 from ducklm.tools.policy import PolicyEnv, may_change_workspace
 from ducklm.tools.shell import ShellEnv
 from ducklm.turn.coding.proposals import Proposal
 from ducklm.turn.tool_step.plan import DecidedCall
 from ducklm.turn.tool_step.repeats import DECLINED, repeat_message
+from ducklm.turn.tool_step.sampling import role_sampler, sampled_event
 from ducklm.undo.step import StepCheckpoint
 
 if TYPE_CHECKING:
@@ -55,6 +59,8 @@ class Outcome:
     status: str
     output: str
     facts: dict[str, Any]
+    question: ServerQuestion | None = None
+    """The MCP server's question the call stopped at (`status` "asking")."""
 
 
 async def execute(
@@ -65,24 +71,30 @@ async def execute(
     proposals: Mapping[str, Proposal],
     *,
     checkpoint: StepCheckpoint | None = None,
-) -> ToolMessage:
+    answered: Sequence[Asked] = (),
+) -> ToolMessage | ServerQuestion:
     """Run `item` (with its sudo `password`, if it needs one) and report it once.
 
     A call that may change the workspace gets the step's `checkpoint` first, and its
-    change recorded after (`ducklm.undo.step`).
+    change recorded after (`ducklm.undo.step`). An MCP call gets the person's `answered`
+    questions of its earlier attempts; one that stops at a new question returns it (and
+    reports nothing finished: the next attempt goes on with the same card).
     """
     call, args = item.planned.call, item.args
     changes = checkpoint is not None and _may_change(item, password)
     mcp = event_fields(item.planned.tool)  # server and tool, for MCP calls
-    emit(runtime, "tool_call_started", call_id=call["id"], tool=call["name"], args=args, **mcp)
+    if not answered:  # a later attempt continues the card its first one started
+        emit(runtime, "tool_call_started", call_id=call["id"], tool=call["name"], args=args, **mcp)
     if call["name"] in CODER_TOOL_NAMES:
         # The tool takes plain JSON: its injected argument is not part of the state.
         proposal = proposals.get(call["id"] or "")
         args = {**args, "proposal": None if proposal is None else proposal.model_dump()}
     if changes and checkpoint is not None:
         await checkpoint.before_call(call["id"] or "", item.args)
-    outcome = await _outcome(item, password, args, runtime, env)
+    outcome = await _outcome(item, password, args, runtime, env, answered=answered)
     del password  # forget the secret as soon as the command has it
+    if outcome.question is not None:
+        return outcome.question
     limit = runtime.context.settings.max_tool_output_chars
     facts = dict(outcome.facts)
     if changes and checkpoint is not None:
@@ -119,6 +131,8 @@ async def _outcome(
     args: dict[str, Any],
     runtime: Runtime[DuckContext],
     env: PolicyEnv,
+    *,
+    answered: Sequence[Asked] = (),
 ) -> Outcome:
     if (blocked := _blocked(item, password)) is not None:
         return blocked
@@ -134,10 +148,30 @@ async def _outcome(
     if item.planned.call["name"] == "file_write" and item.verdict.overwrites:
         # The policy judged the overwrite (the person approved it, or the rule allows it).
         args = {**args, "overwrite": True}
-    if mcp_info(tool) is not None:  # the server's own arguments, nothing injected
-        return await _invoke(tool, item.planned.call, args)
+    if (info := mcp_info(tool)) is not None:  # the server's own arguments, nothing injected
+        asks = _call_asks(info, item.planned.call["id"] or "", runtime, answered)
+        token = call_asks.set(asks)
+        try:
+            return await _invoke(tool, item.planned.call, args)
+        finally:
+            call_asks.reset(token)
     injected = {"workspace": env.workspace, **deadline_args(tool.name, runtime.context.settings)}
     return await _invoke(tool, item.planned.call, {**args, **injected})
+
+
+def _call_asks(
+    info: McpToolInfo, call_id: str, runtime: Runtime[DuckContext], answered: Sequence[Asked]
+) -> CallAsks:
+    """Where the server's questions during this call go (`ducklm/mcp/asks.py`)."""
+    return CallAsks(
+        call_id=call_id,
+        server=info.server,
+        tool=info.tool,
+        trusted=info.trusted,
+        answered=answered,
+        sampler=role_sampler(runtime),
+        on_sampled=sampled_event(runtime, call_id, info.server, info.tool),
+    )
 
 
 def repeat(item: DecidedCall, earlier: ToolMessage, runtime: Runtime[DuckContext]) -> ToolMessage:
@@ -238,6 +272,8 @@ async def _invoke(tool: BaseTool, call: ToolCall, args: dict[str, Any]) -> Outco
         message = await tool.ainvoke(as_call)
     except ToolError as exc:
         return Outcome("error", str(exc), {})
+    except NeedsPerson as exc:
+        return Outcome("asking", "", {}, question=exc.question)
     except ValidationError as exc:
         problems = validation_details(exc)
         return Outcome("error", BAD_ARGS.format(name=tool.name, problems=problems), {})

@@ -1,0 +1,169 @@
+"""A tool call's questions from its MCP server: elicitation and sampling requests.
+
+A server may ask during `tools/call`: for input (`elicitation/create`, a form for the
+person) or for a model's reply (`sampling/createMessage`). The model never answers an
+elicitation, and an untrusted server's sampling needs the person's yes. A person cannot
+be asked from inside a call (a LangGraph `interrupt()` ends the node, and the node runs
+again from its top when answered), so a call that asks something no answer in hand fits
+stops there: DuckLM records the question (`pending`), cancels the call (the server gets
+`notifications/cancelled`) and raises `NeedsPerson`. The tool step asks the person and
+makes the call again with the answers in hand (`answered`), which are handed to the
+server's same questions, in order (`ducklm/turn/tool_step/server_asks.py`).
+
+Free of the `mcp` SDK: the session (`session.py`) translates to and from its types.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from ducklm.tools.hitl import ServerQuestion
+
+MAX_QUESTIONS = 5
+"""Questions one call may ask before DuckLM stops answering it (a server asking in a loop)."""
+RELEASE_WAIT_S = 2.0
+NO_CALL = "DuckLM asks the person only during one of its tool calls, and none is waiting"
+MANY_CALLS = "DuckLM cannot tell which of its calls to this server is asking"
+ASKING = "DuckLM stopped this call to ask the person; it will call again with the answer"
+DECLINED = "the person declined to let DuckLM's model answer this server"
+URL_MODE = "DuckLM answers form elicitations only, not URL ones"
+TOO_MANY = "the server asked more than {n} questions in one call"
+AGAIN = (
+    "DuckLM stopped the call to ask you; answering makes the call again, and your answer "
+    "goes to the server when it asks this again"
+)
+
+
+@dataclass(frozen=True)
+class SamplingAsk:
+    """What a server asks DuckLM's model (`sampling/createMessage`)."""
+
+    messages: list[dict[str, str]]
+    """`{"role", "text"}` each, non-text content named in words."""
+    system_prompt: str | None
+    max_tokens: int
+
+
+@dataclass(frozen=True)
+class Sampled:
+    """DuckLM's model's reply to a `SamplingAsk`."""
+
+    text: str
+    model: str
+
+
+Sampler = Callable[[SamplingAsk], Awaitable[Sampled]]
+Person = Callable[[ServerQuestion], Awaitable[dict[str, Any]]]
+"""Someone who answers at once (a test, the conformance client); the graph asks by interrupt."""
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A question a call asked, and the person's answer (the `ElicitAnswer` wire form)."""
+
+    question: ServerQuestion
+    answer: dict[str, Any]
+
+
+class NeedsPerson(Exception):
+    """The call stopped at a question that no answer in hand fits; the server was told."""
+
+    def __init__(self, question: ServerQuestion) -> None:
+        super().__init__(question["message"])
+        self.question = question
+
+
+class Refused(Exception):
+    """A server's request DuckLM answers with an error (declined sampling, no call)."""
+
+
+class QuestionPending(Exception):
+    """Raised inside the session's handler: the call is being stopped to ask the person."""
+
+
+@dataclass
+class CallAsks:
+    """One tool call's questions: the answers it has, and the one it stopped at."""
+
+    call_id: str
+    server: str
+    tool: str
+    trusted: bool
+    answered: Sequence[Asked] = ()
+    sampler: Sampler | None = None
+    on_sampled: Callable[[SamplingAsk, Sampled], None] | None = None
+    person: Person | None = None
+    pending: ServerQuestion | None = None
+    stopped: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when the call must stop for a question (`pending`)."""
+    released: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once the stopped call was cancelled, so the server hears the cancel first."""
+    _next: int = 0
+
+    async def elicit(self, message: str, schema: dict[str, Any]) -> dict[str, Any]:
+        """The answer (`ElicitResult` fields) to the server's form question.
+
+        Raises:
+            QuestionPending: No answer in hand fits: the call is to stop and ask.
+        """
+        return await self._answer(self._question("elicitation", message, requested_schema=schema))
+
+    async def sample(self, ask: SamplingAsk) -> Sampled:
+        """DuckLM's model's reply; an untrusted server's request asks the person first.
+
+        Raises:
+            QuestionPending: The person must be asked first.
+            Refused: The person declined, or no model serves sampling here.
+        """
+        if not self.trusted:
+            question = self._question("sampling", _sampling_words(ask), messages=ask.messages)
+            if (await self._answer(question)).get("action") != "accept":
+                raise Refused(DECLINED)
+        if self.sampler is None:
+            raise Refused("no DuckLM model serves sampling here")
+        sampled = await self.sampler(ask)
+        if self.on_sampled is not None:
+            self.on_sampled(ask, sampled)
+        return sampled
+
+    async def wait_released(self) -> None:
+        """Wait (bounded) until the stopped call was cancelled."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.released.wait(), timeout=RELEASE_WAIT_S)
+
+    def _question(self, kind: str, message: str, **extra: Any) -> ServerQuestion:
+        base = {"call_id": self.call_id, "tool": self.tool, "server": self.server}
+        question = {"type": kind, **base, "message": message, "note": AGAIN, **extra}
+        return question  # type: ignore[return-value]
+
+    async def _answer(self, question: ServerQuestion) -> dict[str, Any]:
+        if self._next < len(self.answered) and same_question(
+            self.answered[self._next].question, question
+        ):
+            self._next += 1
+            return self.answered[self._next - 1].answer
+        if self.person is not None:
+            return await self.person(question)
+        self.pending = question
+        self.stopped.set()
+        raise QuestionPending(ASKING)
+
+
+def same_question(a: ServerQuestion, b: ServerQuestion) -> bool:
+    """Whether two questions ask the same (the call id and error left out)."""
+    keys = ("type", "server", "tool", "message", "requested_schema", "messages")
+    return all(a.get(k) == b.get(k) for k in keys)
+
+
+def _sampling_words(ask: SamplingAsk) -> str:
+    last = ask.messages[-1]["text"] if ask.messages else ""
+    return f"The server asks DuckLM's model to answer: {last[:500]}"
+
+
+call_asks: ContextVar[CallAsks | None] = ContextVar("mcp_call_asks", default=None)
+"""Set around an MCP tool's call by the tool step; read by the call when it starts."""
