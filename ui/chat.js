@@ -6,14 +6,12 @@
 // whose stream replays what happened so far and then follows it live.
 
 import * as api from "./api.js";
-import { addAudited, beforeTask, historyView } from "./history.js";
+import { transcriptView } from "./history.js";
 import { reportErrors, showError, showInfo } from "./notify.js";
 import { RestartCard } from "./restart-card.js";
 import { REVERT_EVENT } from "./revert.js";
 import { Turn, userMessage } from "./turn.js";
 
-// Past tasks whose audited events (route, plan, coder diffs) are loaded into history.
-const AUDITED_TASKS = 20;
 const REATTACH_LIMIT = 3;
 const REATTACH_DELAY_MS = 1000;
 const STICK_TO_BOTTOM_PX = 80;
@@ -57,19 +55,19 @@ export class Chat {
     this.setTaskState("idle");
     this.onIdle(id);
     if (!id) return;
-    let conversation;
+    const path = `/v1/conversations/${encodeURIComponent(id)}`;
+    let conversation, transcript;
     try {
-      conversation = await api.get(`/v1/conversations/${encodeURIComponent(id)}`);
+      [conversation, transcript] = await Promise.all([api.get(path), api.get(`${path}/transcript`)]);
     } catch (error) {
       if (generation === this.generation) showError(error);
       return;
     }
     if (generation !== this.generation) return;
     const task = conversation.active_task;
-    const { nodes, exchanges } = historyView(beforeTask(conversation.messages ?? [], task));
-    this.transcript.append(...nodes);
+    this.transcript.append(...transcriptView(transcript.exchanges, task));
     if (task) this.attach(task);
-    this.loadPastEvents(id, generation, exchanges, task);
+    else this.showLatestEvents(transcript.exchanges);
   }
 
   /** Whether a task's stream is open (the view is live). */
@@ -305,29 +303,12 @@ export class Chat {
     }
   }
 
-  /**
-   * Past tasks' audited events: into their turns (route, plan, coder proposals), and the
-   * latest one into the activity drawer unless a task is active (its stream feeds it).
-   */
-  async loadPastEvents(conversationId, generation, exchanges, active) {
-    try {
-      const query = { conversation_id: conversationId, limit: AUDITED_TASKS };
-      const tasks = (await api.get(api.withQuery("/v1/tasks", query)))
-        .filter((task) => task.task_id !== active?.task_id)
-        .reverse();
-      const loaded = await Promise.all(tasks.map(async (task) => ({
-        task,
-        events: await api.get(`/v1/tasks/${encodeURIComponent(task.task_id)}/events`),
-      })));
-      if (generation !== this.generation) return;
-      addAudited(exchanges, loaded);
-      const latest = loaded.at(-1);
-      if (!latest || active) return;
-      this.activity.reset(latest.task.task_id);
-      for (const event of latest.events) this.activity.record(event);
-    } catch (error) {
-      if (generation === this.generation) showError(error);
-    }
+  /** With no task active, the activity drawer shows the latest task's audited events. */
+  showLatestEvents(exchanges) {
+    const latest = exchanges.findLast((exchange) => exchange.task_id);
+    if (!latest) return;
+    this.activity.reset(latest.task_id);
+    for (const event of latest.events) this.activity.record(event);
   }
 
   /** Roll back the files changed from `callId` on; tell the button how it went. */

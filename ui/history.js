@@ -1,8 +1,12 @@
-// A conversation's stored messages as transcript nodes: each person's message, then one
-// assistant turn for everything up to the next (answers, tool calls and their results).
-// What only the audit log holds (the route, the plan, the coder's proposals) is added to
-// those turns from their tasks' events (`addAudited`).
+// A reopened conversation, as it happened: each person's message, then one assistant turn
+// built with the live view's own parts. The server's transcript
+// (`GET /v1/conversations/{id}/transcript`, ducklm/runtime/transcript.py) gives each
+// exchange its stored messages (answers, tool calls, results) and what only the audit
+// log holds: the route, the plan and the coder's proposals (its `events`), how each call
+// was decided (`calls`), the questions asked (`questions`), a stopped answer's partial
+// text (`partial`) and a failed turn's error (`error`).
 
+import { ApprovalCard, PasswordCard } from "./question-cards.js";
 import { Turn, userMessage } from "./turn.js";
 
 /** The text of a message's content (a string, or LangChain's list of parts). */
@@ -14,41 +18,40 @@ function textOf(content) {
   return "";
 }
 
-/** Stored messages before the active task's own, which its replay will show. */
-export function beforeTask(messages, task) {
-  if (!task) return messages;
-  for (let i = messages.length - 1; i >= 0; i -= 1) {
-    if (messages[i].role === "user" && textOf(messages[i].content) === task.message) {
-      return messages.slice(0, i);
-    }
+/**
+ * The transcript's nodes for `exchanges`, up to the active task's (its stream replays it).
+ *
+ * @param {object[]} exchanges - The transcript's exchanges, oldest first.
+ * @param {{task_id: string}|null} active - The task still open in the conversation.
+ * @returns {HTMLElement[]}
+ */
+export function transcriptView(exchanges, active) {
+  const nodes = [];
+  for (const exchange of exchanges) {
+    if (active && exchange.task_id === active.task_id) break;
+    nodes.push(userMessage(exchange.message));
+    const turn = pastTurn(exchange);
+    if (turn) nodes.push(turn.el);
   }
-  return messages;
+  return nodes;
 }
 
-/**
- * The transcript for stored `messages` (`role`: user, assistant or tool).
- *
- * @returns {{nodes: HTMLElement[], exchanges: {message: string, turn: Turn|null}[]}}
- *   The nodes, and each person's message with the turn that answered it (if any).
- */
-export function historyView(messages) {
-  const nodes = [];
-  const exchanges = [];
-  let turn = null;
+/** The turn that answered one exchange, or null when nothing did. */
+function pastTurn(exchange) {
+  const shown = exchange.messages.length || exchange.calls.length || exchange.partial
+    || exchange.error || exchange.status === "cancelled";
+  if (!shown) return null;
+  const turn = new Turn();
+  addMessages(turn, exchange.messages);
+  turn.applyAudited(exchange.events);
+  addDecisions(turn, exchange);
+  addEnd(turn, exchange);
+  return turn;
+}
+
+function addMessages(turn, messages) {
   for (const message of messages) {
     const text = textOf(message.content);
-    if (message.role === "user") {
-      turn = null;
-      exchanges.push({ message: text, turn: null });
-      nodes.push(userMessage(text));
-      continue;
-    }
-    if (!turn) {
-      turn = new Turn();
-      nodes.push(turn.el);
-      const exchange = exchanges.at(-1);
-      if (exchange && !exchange.turn) exchange.turn = turn;
-    }
     if (message.role === "assistant") {
       turn.addText(text);
       if (message.cut) turn.markCut(message.cut);
@@ -57,23 +60,35 @@ export function historyView(messages) {
       turn.addToolResult({ ...message, content: text });
     }
   }
-  return { nodes, exchanges };
 }
 
-/**
- * Give each past task's audited events to the turn that answered its message.
- *
- * @param {{message: string, turn: Turn|null}[]} exchanges - From `historyView`, in order.
- * @param {{task: object, events: object[]}[]} tasks - Oldest first.
- */
-export function addAudited(exchanges, tasks) {
-  let next = 0;
-  for (const { task, events } of tasks) {
-    // Tasks and messages are in the same order; a task whose message is not (or no longer)
-    // stored is skipped without losing the place.
-    const found = exchanges.findIndex((e, i) => i >= next && e.message === task.message);
-    if (found < 0) continue;
-    next = found + 1;
-    exchanges[found].turn?.applyAudited(events);
+/** Tool cards as the live view finished them, labelled; the questions, answered. */
+function addDecisions(turn, exchange) {
+  for (const event of exchange.events) {
+    // A call that started and never finished (stopped) has a card too.
+    if (event.type === "tool_call_started" && !turn.tools.has(event.call_id)) turn.startTool(event);
+    if (event.type === "tool_call_finished") turn.tools.get(event.call_id)?.finish(event);
   }
+  for (const call of exchange.calls) turn.tools.get(call.call_id)?.label(call);
+  for (const question of exchange.questions) {
+    const card = question.kind === "password"
+      ? new PasswordCard(question.event, null)
+      : new ApprovalCard(question.event, null);
+    turn.ask(card);
+    // Where the live view showed it: before the calls it asked about.
+    const first = question.call_ids.map((id) => turn.tools.get(id)?.el).find(Boolean);
+    if (first) first.before(card.el);
+    card.settle(question.outcome); // read-only: the answer was given
+  }
+}
+
+/** How the turn ended: a stopped answer's text, a failed turn's error, its status. */
+function addEnd(turn, exchange) {
+  if (exchange.partial) {
+    turn.addText(exchange.partial);
+    if (exchange.status === "cancelled") turn.markCut("stopped");
+  }
+  if (exchange.error) turn.onError({ message: exchange.error });
+  const status = exchange.status ?? "completed";
+  turn.setState(status === "running" ? "completed" : status);
 }

@@ -41,6 +41,31 @@ function toolLabel(tool) {
   );
 }
 
+/** Outcomes that replace the card's status: the call did not run (or not as asked). */
+const STATUS_OUTCOMES = new Set(["denied", "cancelled", "waiting"]);
+
+/**
+ * How a finished call was decided, from its `tool_call_finished` fields: `{outcome, by,
+ * reason}` as a reopened conversation's transcript says it (ducklm/runtime/call_outcomes.py).
+ */
+export function callOutcome({ decision, approved_by: approvedBy, verdict, status, output,
+  declined, repeat_of: repeatOf }) {
+  if (repeatOf) return { outcome: "repeated" };
+  if (decision === "reject") return { outcome: "denied", by: "you", reason: declined || null };
+  if (verdict === "deny") {
+    return { outcome: "denied", by: "policy", reason: String(output ?? "").replace(/^blocked by policy: /, "") };
+  }
+  if (status === "unknown") return { outcome: "unknown", reason: output };
+  const by = decision || approvedBy === "person" ? "you" : approvedBy || "policy";
+  return { outcome: "approved", by };
+}
+
+/** The outcome in words: "approved by you", "denied by policy: reason", "cancelled". */
+function outcomeText({ outcome, by, reason }) {
+  const words = by ? `${outcome} by ${by}` : outcome;
+  return reason ? `${words}: ${reason}` : words;
+}
+
 /**
  * A tool call's card, live: created at `tool_call_started`, completed by `finish` with the
  * `tool_call_finished` event.
@@ -50,6 +75,7 @@ export class ToolCard {
     this.status = h("span", { class: "tool-status", testid: "tool-status", text: status });
     this.output = h("pre", { class: "terminal-output", testid: "tool-output", hidden: true });
     this.meta = h("p", { class: "tool-meta", testid: "tool-meta", hidden: true });
+    this.outcome = h("p", { class: "tool-meta tool-outcome", testid: "tool-outcome", hidden: true });
     this.code = h("div", { class: "code-change", testid: "code-change", hidden: true });
     this.changes = h("div", { class: "tool-undo", testid: "tool-undo", hidden: true });
     this.el = h(
@@ -62,6 +88,7 @@ export class ToolCard {
       },
       h("header", { class: "tool-head" }, toolLabel(tool), this.status),
       commandLine(tool, args),
+      this.outcome,
       this.code,
       this.output,
       this.meta,
@@ -99,8 +126,10 @@ export class ToolCard {
   }
 
   /** Show the result of `tool_call_finished` (or of a tool message from history). */
-  finish({ status, output, exit_code: exitCode, truncated, decision, approved_by: approvedBy,
-    verdict, command_class: commandClass, diff }) {
+  finish(result) {
+    const { status, exit_code: exitCode, truncated, decision, verdict, command_class: commandClass,
+      diff } = result;
+    let { output } = result;
     // A call the person denied "errors" for the model; to the person it was denied.
     const state = decision === "reject" ? "denied" : status || "done";
     this.el.dataset.status = state;
@@ -115,15 +144,26 @@ export class ToolCard {
       this.output.textContent = truncated ? `${output}\n… (output truncated)` : String(output);
       this.output.hidden = false;
     }
+    // A `tool_call_finished` event (not a stored result) says how the call was decided.
+    if (verdict !== undefined) this.label(callOutcome(result));
     const facts = [];
     if (typeof exitCode === "number") facts.push(`exit code ${exitCode}`);
-    if (decision) facts.push(`decision: ${decision}`);
-    if (approvedBy) facts.push(`approved by ${approvedBy}`);
     if (verdict) facts.push(`policy: ${verdict}`);
     if (commandClass) facts.push(commandClass.replaceAll("_", " "));
     this.meta.textContent = facts.join(" · ");
     this.meta.hidden = facts.length === 0;
     if (typeof exitCode === "number") this.el.dataset.exitCode = String(exitCode);
+  }
+
+  /** Say how the call was decided (`{outcome, by, reason}`, see `callOutcome`). */
+  label(decided) {
+    this.el.dataset.outcome = decided.outcome;
+    this.outcome.textContent = outcomeText(decided);
+    this.outcome.hidden = false;
+    if (STATUS_OUTCOMES.has(decided.outcome)) {
+      this.el.dataset.status = decided.outcome;
+      this.status.textContent = decided.outcome;
+    }
   }
 
   /** Whether this call changed files (and so can be reverted). */

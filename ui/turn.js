@@ -198,6 +198,8 @@ export class Turn {
     // only kept audited events) shows the final answer instead.
     if (this.runTokens === 0 && event.answer) this.addText(event.answer);
     const status = event.status ?? "completed";
+    // What streamed before a stop is kept, marked as the reopened conversation marks it.
+    if (status === "cancelled" && this.runTokens > 0) this.markCut("stopped");
     if (status !== "interrupted") {
       this.closeQuestions(status === "completed" ? "Answered" : "Closed");
       this.plan?.end();
