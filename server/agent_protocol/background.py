@@ -14,8 +14,9 @@ import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, get_args
 
-from fastapi import APIRouter, Header, HTTPException, Query, Response
+from fastapi import APIRouter, Body, Header, HTTPException, Query, Response
 from fastapi.responses import StreamingResponse
+from pydantic import ValidationError
 from sse_starlette import EventSourceResponse
 
 from ducklm.server.agent_protocol.cancelling import CancelAction, cancel_started, forget
@@ -40,6 +41,9 @@ NOTHING_TO_CANCEL = (
     "and the runs haven't been deleted or completed."
 )
 """The LangGraph server's words for a cancel of a run that has ended."""
+BATCH = "The runs, each as `POST /runs` takes it (a `RunCreate`)."
+"""Declared as plain objects: schemathesis cannot mutate a list of `RunCreate`s."""
+BAD_BATCH = "runs[{index}]: {where}: {why}"
 BAD_MODES = "stream_mode {value!r} is not a stream mode or a JSON list of them"
 _RESULT = {**errors(404), 200: {"model": WaitedValues, "description": "The thread's values."}}
 
@@ -71,9 +75,13 @@ async def create_stateless_run(
 
 @router.post("/runs/batch", response_model=list[Run], responses=errors(404, 422))
 async def create_batch(
-    bodies: list[RunCreate], duck: DuckDep, door: DoorDep, hub: HubDep
+    payloads: Annotated[list[dict[str, Any]], Body(description=BATCH)],
+    duck: DuckDep,
+    door: DoorDep,
+    hub: HubDep,
 ) -> WireResponse:
     """Start several thread-less background runs; their `Run`s, in order."""
+    bodies = _read_batch(payloads)
     specs = [await stateless_run(b, b.stream_modes(), duck=duck, door=door) for b in bodies]
     views = []
     for spec, body in zip(specs, bodies, strict=True):
@@ -231,6 +239,20 @@ async def _created_view(run_id: str, door: DoorDep) -> dict[str, Any]:
     assert row is not None  # `admit` recorded it
     # As the LangGraph server answers a new run: as it was inserted, before any worker.
     return {**run_view(row, None), "status": "pending"}
+
+
+def _read_batch(payloads: list[dict[str, Any]]) -> list[RunCreate]:
+    """Each payload as a `RunCreate`; `422` naming the first that is not one, and why."""
+    bodies = []
+    for index, payload in enumerate(payloads):
+        try:
+            bodies.append(RunCreate.model_validate(payload))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "run"
+            problem = BAD_BATCH.format(index=index, where=where, why=first["msg"])
+            raise HTTPException(422, problem) from None
+    return bodies
 
 
 def _modes(stream_mode: str | None) -> tuple[StreamMode, ...]:

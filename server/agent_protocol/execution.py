@@ -10,7 +10,7 @@ to the task's `LiveTask` beside the events (`GraphOptions.watch`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 
 from ducklm.kit.events import Event
@@ -19,9 +19,16 @@ from ducklm.server.agent_protocol.run_spec import RunSpec
 from ducklm.server.agent_protocol.streaming import graph_modes
 from ducklm.server.tasks import LiveTask, TaskHub
 
+Forget = Callable[[str], Awaitable[None]]
+"""Forgets what the door keeps of a thread (by its id)."""
 
-async def start_run(spec: RunSpec, duck: DuckLM, hub: TaskHub) -> LiveTask:
+
+async def start_run(
+    spec: RunSpec, duck: DuckLM, hub: TaskHub, *, forget: Forget | None = None
+) -> LiveTask:
     """Start `spec` as a hub task; it runs to its end whatever its clients do.
+
+    `forget`: what else of a thread-less run's thread goes at its end (the door's rows).
 
     Raises:
         ThreadBusy: The thread runs, or a new message meets a task waiting for an answer.
@@ -56,13 +63,15 @@ async def start_run(spec: RunSpec, duck: DuckLM, hub: TaskHub) -> LiveTask:
             events = duck.stream_command(
                 spec.thread_id, spec.command, critic=critic, memory=memory, options=options
             )
-        return _then_forget(events, duck, spec.thread_id) if spec.temporary else events
+        if not spec.temporary:
+            return events
+        return _then_forget(events, duck, spec.thread_id, forget)
 
     return await hub.launch(spec.thread_id, run, new_turn=spec.values is not None)
 
 
 async def _then_forget(
-    events: AsyncIterator[Event], duck: DuckLM, thread_id: str
+    events: AsyncIterator[Event], duck: DuckLM, thread_id: str, forget: Forget | None
 ) -> AsyncIterator[Event]:
     """A thread-less run's events; its thread (conversation, records) goes at the end."""
     try:
@@ -71,3 +80,5 @@ async def _then_forget(
     finally:
         # Shielded: a cancelled run must not leave its temporary thread behind.
         await asyncio.shield(duck.forget_thread(thread_id))
+        if forget is not None:
+            await asyncio.shield(forget(thread_id))

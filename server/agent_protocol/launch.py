@@ -52,9 +52,15 @@ async def admit(
             _refuse_busy(spec.thread_id, hub)
         else:
             await make_room(spec.thread_id, strategy, duck=duck, hub=hub, door=door)
-    live = await _start(spec, duck, hub)
     handle = RunHandle(_run_id(spec), spec.thread_id, spec.stream_modes, body.stream_resumable)
-    await door.runs.add(_row(handle.run_id, live.run_id, spec, body))
+    # Its row first: a thread-less run's thread (and its rows) may go before `add` returns.
+    await door.runs.add(_row(handle.run_id, None, spec, body))
+    try:
+        live = await _start(spec, duck, hub, door)
+    except BaseException:
+        await door.runs.delete(handle.run_id)  # refused: there is no such run
+        raise
+    await door.runs.started(handle.run_id, live.run_id)
     _started(handle, live, door)
     return handle
 
@@ -95,7 +101,7 @@ async def _enqueue(
     await door.runs.add(_row(handle.run_id, None, spec, body, state="pending"))
 
     async def start() -> LiveTask:
-        live = await start_run(spec, duck, hub)
+        live = await start_run(spec, duck, hub, forget=door.runs.forget_thread)
         await door.runs.started(handle.run_id, live.run_id)
         _started(handle, live, door)
         return live
@@ -112,9 +118,9 @@ async def _enqueue(
     return handle
 
 
-async def _start(spec: RunSpec, duck: DuckLM, hub: TaskHub) -> LiveTask:
+async def _start(spec: RunSpec, duck: DuckLM, hub: TaskHub, door: Door) -> LiveTask:
     try:
-        return await start_run(spec, duck, hub)
+        return await start_run(spec, duck, hub, forget=door.runs.forget_thread)
     except (ThreadBusy, NotWaitingError) as exc:
         raise HTTPException(409, str(exc)) from None
     except DecisionError as exc:  # decisions that do not fit the question they answer

@@ -123,6 +123,10 @@ class RunStore:
         rows = await self._select("WHERE duck_run_id = ?", (duck_run_id,))
         return rows[0] if rows else None
 
+    async def delete(self, run_id: str) -> None:
+        """Forget `run_id` (a run that was refused before it started)."""
+        await self._db.execute("DELETE FROM ap_runs WHERE run_id = ?", (run_id,))
+
     async def forget_thread(self, thread_id: str) -> None:
         """Forget the runs of a deleted thread."""
         await self._db.execute("DELETE FROM ap_runs WHERE thread_id = ?", (thread_id,))

@@ -6,6 +6,7 @@ its id is DuckLM's run id and its events carry it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import httpx
@@ -120,3 +121,30 @@ async def test_a_rolled_back_run_is_gone_with_its_checkpoints(
     assert (after["values"], after["next"]) == (before["values"], before["next"])
     with pytest.raises(httpx.HTTPStatusError):
         await client.runs.join(thread_id, run["run_id"])
+
+
+async def test_a_batch_of_thread_less_runs(client: LangGraphClient, llm: ScriptedLLM) -> None:
+    llm.script(reply("A."), reply("B."))
+    runs = await client.runs.create_batch(
+        [
+            {"assistant_id": "ducklm", "input": prompt("a"), "context": QUIET},
+            {
+                "assistant_id": "ducklm",
+                "input": prompt("b"),
+                "context": QUIET,
+                "on_completion": "keep",
+            },
+        ]
+    )
+    assert [r["status"] for r in runs] == ["pending", "pending"]
+    first, kept = runs
+    assert first["thread_id"] != kept["thread_id"]
+    values = await client.runs.join(kept["thread_id"], kept["run_id"])
+    assert isinstance(values, dict)
+    assert values["final"] in {"A.", "B."}
+    # The first run's thread is temporary: it goes at the run's end; the kept one stays.
+    await requests_reach(llm, 2)
+    async with asyncio.timeout(30):
+        while len(await client.threads.search()) != 1:  # noqa: ASYNC110  polling the server
+            await asyncio.sleep(0.05)
+    assert [t["thread_id"] for t in await client.threads.search()] == [kept["thread_id"]]
