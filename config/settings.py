@@ -118,6 +118,9 @@ class Settings(BaseSettings):
     llama_amx: bool = False
     """Let llama-cpp-python's server use llama.cpp's AMX code (Sapphire Rapids and later);
     off because some virtual machines report AMX but crash on it (SIGILL)."""
+    model_restart_wait_s: float = Field(default=60.0, ge=0, le=3600)
+    """How long a model call waits for the local model server that `ducklm serve` is
+    restarting after a crash before the turn fails (0: it fails at once)."""
 
     skills_dir: Path | None = None
     """The skills folder (`<id>/skill.yaml`); unset: DuckLM's. Only `ducklm skills apply`

@@ -6,6 +6,7 @@
 import { h } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import { PlanView } from "./plan.js";
+import { ModelRestartLine } from "./model-restart.js";
 import { ApprovalCard, ElicitationCard, PasswordCard } from "./question-cards.js";
 import { routeLine } from "./route.js";
 import { revertButton } from "./revert.js";
@@ -55,6 +56,8 @@ const EVENT_HANDLERS = {
   elicitation_requested: "onElicitation",
   mcp_sampled: "onSampled",
   memory_stored: "onMemoryStored",
+  model_restarting: "onModelRestarting",
+  model_restarted: "onModelRestarted",
   error: "onError",
   done: "onDone",
 };
@@ -74,6 +77,7 @@ export class Turn {
     this.questions = [];
     this.text = null; // the text segment tokens go to: {el, source}
     this.reasoning = null; // the reasoning block reasoning goes to: {el, body}
+    this.restart = null; // the "restarting the model server" line, once the server crashed
     this.runTokens = 0;
     this.state = "completed";
     this.body = h("div", { class: "turn-body" });
@@ -178,6 +182,19 @@ export class Turn {
 
   onMemoryStored(event) {
     this.note("memory-note", `Remembered: ${event.text ?? ""}`);
+  }
+
+  onModelRestarting(event) {
+    if (!this.restart) {
+      this.breakSegments();
+      this.restart = new ModelRestartLine();
+      this.body.append(this.restart.el);
+    }
+    this.restart.restarting(event);
+  }
+
+  onModelRestarted(event) {
+    this.restart?.restarted(event);
   }
 
   onError(event) {

@@ -144,6 +144,13 @@ class ConsolePrinter:
     def _on_mcp_sampled(self, item: Event) -> None:
         self._note(f"{item['server']} > {item['mcp_tool']}: {item['role']} answered the server")
 
+    def _on_model_restarting(self, item: Event) -> None:
+        why = f" ({item['why']})" if item.get("why") else ""
+        self._note(f"{item['message']}{why}: the answer waits for it")
+
+    def _on_model_restarted(self, item: Event) -> None:
+        self._note(item["message"])
+
     def _on_error(self, item: Event) -> None:
         prefix = "error" if item.get("fatal", True) else "warning"
         self._note(f"{prefix}: {item['message']}")

@@ -48,6 +48,8 @@ EventType = Literal[
     "review_skipped",
     "review_deferred",
     "recall_skipped",
+    "model_restarting",
+    "model_restarted",
     "error",
     "done",
 ]

@@ -19,6 +19,7 @@ from langchain_core.tools import BaseTool
 from langchain_openai import ChatOpenAI
 from langgraph.constants import TAG_NOSTREAM
 
+from ducklm.models.local.restart_wait import RestartWaitingTransport
 from ducklm.models.roles import RoleConfig, RoleName
 
 # Enough connections for concurrent conversations (the server runs many at once).
@@ -76,7 +77,9 @@ class ModelRoles:
         langchain-openai's default pool is process-wide and cached by URL, so it would
         outlive the event loop its connections belong to.
         """
-        http = CookielessClient(limits=HTTP_LIMITS, timeout=None)
+        # Waits for the local server that `ducklm serve` restarts after a crash.
+        transport = RestartWaitingTransport(httpx.AsyncHTTPTransport(limits=HTTP_LIMITS))
+        http = CookielessClient(timeout=None, transport=transport)
         clients = {name: make_chat_model(cfg, http) for name, cfg in configs.items()}
         return cls(configs, clients, http)
 

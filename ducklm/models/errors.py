@@ -2,7 +2,8 @@
 
 Nothing here shows exception text to people: a message names the cause and what to do.
 A connection failure to the local server DuckLM started, when that server has crashed,
-names the crash (`ducklm.models.local.crash`) instead of "not reachable".
+names the crash (`ducklm.models.local.crash`) instead of "not reachable", and whether
+DuckLM is restarting it (`ducklm.models.local.state`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import openai
 from ducklm.config.settings import Settings
 from ducklm.kit.workspaces import WorkspaceError
 from ducklm.models.local.crash import local_crash
+from ducklm.models.local.state import LOCAL_SERVERS
 
 CONNECTION_ERRORS = (openai.APIConnectionError, httpx.TransportError)
 
@@ -94,11 +96,22 @@ def describe(exc: BaseException) -> str:
 
 
 async def describe_failure(exc: BaseException, settings: Settings) -> str:
-    """`describe(exc)`, except that a crash of DuckLM's local server is named as such."""
+    """`describe(exc)`, except that a crash of DuckLM's local server is named as such.
+
+    When this process restarts that server (`ducklm serve`'s keeper), the message says
+    so and what became of the restart, and never asks the person to start it.
+    """
     url = failed_url(exc)
-    if url is not None and (ending := await local_crash(settings, url)) is not None:
-        return ending.message()
-    return describe(exc)
+    if url is None:
+        return describe(exc)
+    watch = LOCAL_SERVERS.find(url)
+    if watch is not None and (said := watch.state.failure(watch.restart_wait_s)) is not None:
+        return said
+    if (ending := await local_crash(settings, url)) is None:
+        return describe(exc)
+    if watch is not None:  # crashed a moment ago: the keeper has not seen it yet
+        return ending.message_restarting()
+    return ending.message()
 
 
 def failed_url(exc: BaseException) -> str | None:

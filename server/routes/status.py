@@ -6,8 +6,9 @@ from importlib.metadata import PackageNotFoundError, version
 
 from fastapi import APIRouter
 
+from ducklm.models.local.state import LOCAL_SERVERS
 from ducklm.server.deps import Duck, Hub
-from ducklm.server.responses import Health, HealthChecks, StatusView, errors
+from ducklm.server.responses import Health, HealthChecks, ServerCheck, StatusView, errors
 from ducklm.server.routes.models import ping
 
 router = APIRouter(tags=["status"])
@@ -17,14 +18,33 @@ health_router = APIRouter(tags=["status"], responses=errors(400, 413))
 
 @health_router.get("/health")
 async def health(duck: Duck) -> Health:
-    """Whether DuckLM is up, whether its model servers answer, and the embedding model."""
-    servers = await ping(duck)
+    """Whether DuckLM is up, whether its model servers answer, and the embedding model.
+
+    The local model server that DuckLM restarts after a crash shows as `restarting`.
+    """
+    servers = [kept_state(check) for check in await ping(duck)]
     embeddings = duck.context.embeddings.state
     healthy = all(s.ok for s in servers) and not embeddings.startswith("failed")
     return Health(
         status="ok" if healthy else "degraded",
         checks=HealthChecks(model_servers=servers, embeddings=embeddings),
     )
+
+
+def kept_state(check: ServerCheck) -> ServerCheck:
+    """`check`, saying so when its server is the local one DuckLM restarts or gave up on.
+
+    A server that does not answer while DuckLM restarts it is `restarting: it crashed
+    (...)`, with no command to run (the plain fix would say to start it).
+    """
+    watch = LOCAL_SERVERS.find(check.base_url)
+    if check.ok or watch is None or watch.state.status == "up":
+        return check
+    state = watch.state
+    fix = "" if state.status == "restarting" else check.fix
+    if state.ending is not None and state.ending.crashed and state.status == "down":
+        fix = state.ending.advice()
+    return check.model_copy(update={"detail": state.describe(), "fix": fix})
 
 
 @router.get("/status")

@@ -19,7 +19,9 @@ from pathlib import Path
 
 from ducklm.config.settings import Settings
 from ducklm.models.local import server as llama
+from ducklm.models.local.crash import DEATH_WAIT_S
 from ducklm.models.local.keeper import RestartPolicy, keep_running
+from ducklm.models.local.state import LOCAL_SERVERS
 from ducklm.models.roles import load_roles
 
 LOCAL_MODELS_FILE = "models.llama-cpp-python.yaml"
@@ -53,7 +55,8 @@ async def local_server_for(
 
     When nothing answers at the thinker role's URL and a local server can run, start it
     (pointing the roles at it when its URL differs), restart it if it crashes (`policy`,
-    see `ducklm.models.local.keeper`), and stop it when the block ends. With neither, serve
+    see `ducklm.models.local.keeper`; model calls wait for the restart, see
+    `ducklm.models.local.state`), and stop it when the block ends. With neither, serve
     anyway: `/health` and `ducklm doctor` say what is missing.
     """
     url = await asyncio.to_thread(_thinker_url, settings)
@@ -72,13 +75,16 @@ async def local_server_for(
     if not started:  # someone else's (`ducklm llama start`): theirs to restart and stop
         yield settings
         return
-    keeper = asyncio.create_task(
-        keep_running(settings, record, progress, policy or RestartPolicy())
-    )
-    try:
-        yield settings
-    finally:
-        keeper.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await keeper
-        await llama.stop(settings, progress)
+    policy = policy or RestartPolicy()
+    # The keeper sees a death within a poll; the dying process may take a moment more.
+    notice_s = 2 * policy.poll_s + DEATH_WAIT_S
+    wait_s = settings.model_restart_wait_s
+    with LOCAL_SERVERS.kept(record.url, restart_wait_s=wait_s, notice_s=notice_s) as watch:
+        keeper = asyncio.create_task(keep_running(settings, record, progress, policy, watch))
+        try:
+            yield settings
+        finally:
+            keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await keeper
+            await llama.stop(settings, progress)

@@ -82,19 +82,30 @@ class Ending:
         return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.ended_at))
 
     def advice(self) -> str:
-        """What to do about it, one sentence."""
+        """What to do about it, one sentence that ends with starting the server again."""
+        return f"{self.remedy()}; {RESTART_HINT}"
+
+    def remedy(self) -> str:
+        """What to do about its cause, without starting it again (DuckLM may be doing that)."""
         name = self.signal_name
         if name in SIGNAL_ADVICE:
-            return f"{SIGNAL_ADVICE[name]}; {RESTART_HINT}"
+            return SIGNAL_ADVICE[name]
         if name is not None:
-            return f"it was killed by {name}: see `ducklm llama logs`; {RESTART_HINT}"
+            return f"it was killed by {name}: see `ducklm llama logs`"
         if self.exit_code is None:
-            return f"{UNKNOWN_ADVICE}; {RESTART_HINT}"
-        return f"{EXIT_ADVICE.format(code=self.exit_code)}; {RESTART_HINT}"
+            return UNKNOWN_ADVICE
+        return EXIT_ADVICE.format(code=self.exit_code)
 
     def message(self) -> str:
         """What a failed run says: which crash, when, and what to do."""
         return f"The local model server {self.label()} at {self.when()}: {self.advice()}."
+
+    def message_restarting(self) -> str:
+        """What a failed run says while DuckLM restarts the server: no command to run."""
+        return (
+            f"The local model server {self.label()} at {self.when()}; DuckLM restarts it by "
+            f"itself: send your message again in a moment. If it keeps crashing: {self.remedy()}."
+        )
 
 
 def unrecorded(pid: int, *, at: float) -> Ending:

@@ -4,7 +4,9 @@ A crash is restarted after a pause that doubles with each restart. A second cras
 after a restart (within `crash_window_s`) is a crash loop, which a restart cannot cure
 (a build for another CPU dies of SIGILL every time): the keeper then stops and says so
 once, and DuckLM goes on serving, its runs failing with the crash's message, instead of
-restarting the server in a storm.
+restarting the server in a storm. The keeper's view of the server (up, restarting, or
+down and why) is a `ServerWatch` (`ducklm.models.local.state`): model calls wait on it
+while the server restarts, and `/health` shows it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from dataclasses import dataclass
 from ducklm.config.settings import Settings
 from ducklm.models.local import server as llama
 from ducklm.models.local.crash import last_ending
+from ducklm.models.local.state import ServerState, ServerWatch
+
+_LOOP = "it crashed again {since:.0f} s after its restart: a crash loop"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,13 +38,18 @@ class RestartPolicy:
 
 
 async def keep_running(
-    settings: Settings, record: llama.Record, progress: llama.Progress, policy: RestartPolicy
+    settings: Settings,
+    record: llama.Record,
+    progress: llama.Progress,
+    policy: RestartPolicy,
+    watch: ServerWatch,
 ) -> None:
     """Watch the server of `record`; restart it after a crash, stop on a crash loop.
 
     Returns when the server was stopped on purpose (`ducklm llama stop`), when a restart
-    failed, or on a crash loop; each says why through `progress`. Cancel it to stop
-    watching.
+    failed, or on a crash loop; each says why through `progress`, and `watch` holds the
+    server's state throughout (`restarting` from the moment a crash is seen). Cancel it
+    to stop watching.
     """
     restarts = 0
     restarted_at: float | None = None
@@ -47,22 +57,28 @@ async def keep_running(
         await _gone(record, policy.poll_s)
         ending = await last_ending(settings)
         if ending is None or not ending.crashed:
-            return  # stopped on purpose, or replaced by another start: not ours to restart
+            # Stopped on purpose, or replaced by another start: not ours to restart.
+            watch.set(ServerState("down", ending, gave_up="it was stopped"))
+            return
         since = None if restarted_at is None else time.monotonic() - restarted_at
         if since is not None and since < policy.crash_window_s:
+            watch.set(ServerState("down", ending, gave_up=_LOOP.format(since=since)))
             progress(_crash_loop(ending.label(), since, ending.advice()))
             return
+        watch.set(ServerState("restarting", ending))
         pause = min(policy.max_backoff_s, policy.backoff_s * 2**restarts)
         progress(
-            f"the local model server {ending.label()} at {ending.when()}; restarting it "
-            f"in {pause:g} s. If it crashes again: {ending.advice()}"
+            f"the local model server {ending.label()} at {ending.when()}; restarting it in "
+            f"{pause:g} s. If it crashes again: {ending.remedy()}"
         )
         await asyncio.sleep(pause)
         try:
             record, _ = await llama.start(settings, progress)
         except (llama.LocalServerUnavailable, llama.LocalServerFailed) as exc:
+            watch.set(ServerState("down", ending, gave_up="it did not come back"))
             progress(f"the local model server did not come back, so it stays down. {exc}")
             return
+        watch.set(ServerState("up"))
         restarts += 1
         restarted_at = time.monotonic()
 
