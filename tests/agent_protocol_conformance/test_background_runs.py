@@ -23,14 +23,9 @@ from .streams import (
     thread_status_leaves,
 )
 
-NO_BACKGROUND = "no POST /threads/{id}/runs, GET .../runs/{run_id}, /join, DELETE (background runs)"
-NO_CANCEL = "no POST /threads/{id}/runs/{run_id}/cancel (Cancel stops only the browser's stream)"
-NO_JOIN_STREAM = "no GET /threads/{id}/runs/{run_id}/stream with Last-Event-ID (resumable streams)"
-NO_BATCH = "no POST /runs/batch"
 LIVE = {"pending", "running"}
 
 
-@pytest.mark.missing_on("ducklm", NO_BACKGROUND)
 async def test_create_get_list_join_delete(client: LangGraphClient, target: Target) -> None:
     thread_id = await new_thread(client)
     run = await client.runs.create(
@@ -54,14 +49,12 @@ async def test_create_get_list_join_delete(client: LangGraphClient, target: Targ
         await client.runs.get(thread_id, run_id)
 
 
-@pytest.mark.missing_on("ducklm", NO_BACKGROUND)
 async def test_a_stateless_background_run(client: LangGraphClient, target: Target) -> None:
     run = await client.runs.create(None, target.assistant, input=hello(), **run_options(target))
     assert run["status"] in LIVE | {"success"}
     assert run["run_id"]
 
 
-@pytest.mark.missing_on("ducklm", NO_CANCEL)
 async def test_cancel_stops_a_background_run(client: LangGraphClient, target: Target) -> None:
     thread_id = await new_thread(client)
     run = await client.runs.create(
@@ -75,7 +68,6 @@ async def test_cancel_stops_a_background_run(client: LangGraphClient, target: Ta
     assert thread["status"] in {"idle", "interrupted"}
 
 
-@pytest.mark.missing_on("ducklm", NO_JOIN_STREAM)
 async def test_join_stream_resumes_after_a_disconnect(
     client: LangGraphClient, target: Target
 ) -> None:
@@ -125,7 +117,6 @@ async def _first_parts(parts: Any, count: int) -> list[StreamPart]:
     return seen
 
 
-@pytest.mark.missing_on("ducklm", NO_BATCH)
 async def test_runs_batch_creates_stateless_runs(client: LangGraphClient, target: Target) -> None:
     payload: dict[str, Any] = {
         "assistant_id": target.assistant,

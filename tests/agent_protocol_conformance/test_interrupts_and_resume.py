@@ -39,7 +39,7 @@ async def test_an_interrupt_shows_everywhere_and_a_resume_goes_on(
         )
     )
     [interrupt] = interrupts_of(parts)
-    assert set(interrupt) == {"id", "value"}
+    assert {"id", "value"} <= set(interrupt)
     assert isinstance(interrupt["id"], str) and interrupt["id"]
     [paused] = [v for v in data_of(parts, "values") if INTERRUPT in v]
     assert paused[INTERRUPT] == [interrupt], "values carries the interrupt too"
@@ -69,14 +69,29 @@ async def _shows_the_question(
     """The thread shows the interrupt per task, for the thread, as its status, in search."""
     state = await client.threads.get_state(thread_id)
     assert state["next"], "the interrupted node is next"
-    assert state["interrupts"] == [interrupt]
+    [shown] = state["interrupts"]
+    _same_question(shown, interrupt)
     [task] = [t for t in state["tasks"] if t["interrupts"]]
-    assert task["interrupts"] == [interrupt]
+    assert task["interrupts"] == [shown]
     thread = await client.threads.get(thread_id)
     assert thread["status"] == "interrupted"
-    assert thread["interrupts"] == {task["id"]: [interrupt]}
+    assert thread["interrupts"] == {task["id"]: [shown]}
     found = await client.threads.search(ids=[thread_id], status="interrupted")
     assert [t["thread_id"] for t in found] == [thread_id]
+
+
+def _same_question(shown: dict[str, Any], streamed: dict[str, Any]) -> None:
+    """The state's interrupt is the streamed one: same id, and the value streamed.
+
+    Only the id and the streamed value's keys are compared: the reference streams a
+    `response_schema` the state leaves out, and DuckLM's state adds the agent-inbox keys.
+    """
+    assert shown["id"] == streamed["id"]
+    value = streamed["value"]
+    if isinstance(value, dict):
+        assert {k: shown["value"].get(k) for k in value} == value
+    else:
+        assert shown["value"] == value
 
 
 async def test_wait_returns_the_interrupt_and_a_resume_beside_empty_input(

@@ -17,10 +17,6 @@ from .server_under_test import Target
 from .streams import RUN_TIMEOUT_S, hello, new_thread, prompt, run_options, slowly
 
 SECOND = "hello second"
-NO_STRATEGY = (
-    "multitask_strategy {strategy!r} is answered 409 like 'reject', and there is no "
-    "POST /threads/{{id}}/runs or GET .../runs/{{run_id}}"
-)
 
 
 class Busy:
@@ -86,7 +82,6 @@ async def test_reject_refuses_the_second_run(client: LangGraphClient, target: Ta
     assert (await client.threads.get(busy.thread_id))["status"] == "idle"
 
 
-@pytest.mark.missing_on("ducklm", NO_STRATEGY.format(strategy="enqueue"))
 async def test_enqueue_runs_the_second_after_the_first(
     client: LangGraphClient, target: Target
 ) -> None:
@@ -107,7 +102,6 @@ async def test_enqueue_runs_the_second_after_the_first(
     assert texts[1] == SECOND
 
 
-@pytest.mark.missing_on("ducklm", NO_STRATEGY.format(strategy="interrupt"))
 async def test_interrupt_stops_the_first_and_keeps_its_progress(
     client: LangGraphClient, target: Target
 ) -> None:
@@ -127,7 +121,6 @@ async def test_interrupt_stops_the_first_and_keeps_its_progress(
     assert len(texts) == 2, "the first run's input stays"
 
 
-@pytest.mark.missing_on("ducklm", NO_STRATEGY.format(strategy="rollback"))
 async def test_rollback_removes_the_first_run(client: LangGraphClient, target: Target) -> None:
     async with busy_thread(client, target) as busy:
         second = await client.runs.create(
