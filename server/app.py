@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
+from starlette.routing import Route
 
 from ducklm.config.settings import Settings
 from ducklm.kit.token import load_token
@@ -71,7 +72,7 @@ def create_app(settings: Settings) -> FastAPI:
         app.include_router(router, prefix="/v1", dependencies=protected)
     app.include_router(codes_router(), prefix="/v1", dependencies=[Depends(require_bearer)])
     app.include_router(agent_protocol_router(), dependencies=protected)
-    app.add_route("/mcp", mcp, include_in_schema=False)  # its own bearer check
+    app.router.routes.append(Route("/mcp", mcp))  # an ASGI app with its own bearer check
     add_api_docs(app, interactive=settings.api_docs)
     for router in open_routers():
         app.include_router(router)

@@ -57,7 +57,7 @@ class McpEndpoint:
         try:
             await require_bearer(request, await _bearer(request))
         except HTTPException as exc:
-            await _refuse(send, exc.status_code, str(exc.detail), exc.headers or {})
+            await _refuse(send, exc.status_code, str(exc.detail), dict(exc.headers or {}))
             return
         if self._manager is None:
             await _refuse(send, 503, NOT_READY, {})

@@ -103,31 +103,30 @@ def tool_list() -> list[Tool]:
 
 def build_server(door: McpDoor) -> Server[Any, Any]:
     """DuckLM's MCP server over `door` (`ducklm`, at the package's version)."""
-    server: Server[Any, Any] = Server(
-        "ducklm", version=VERSION, instructions=INSTRUCTIONS
-    )
+    server: Server[Any, Any] = Server("ducklm", version=VERSION, instructions=INSTRUCTIONS)
 
-    @server.list_tools()
+    @server.list_tools()  # type: ignore[untyped-decorator, no-untyped-call]
     async def list_tools() -> list[Tool]:
         return tool_list()
 
-    @server.call_tool(validate_input=False)  # parsed below, by the arguments' own models
+    # Parsed in `_call`, by the arguments' own models. (The SDK's decorators are untyped.)
+    @server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
     async def call_tool(name: str, arguments: dict[str, Any]) -> CallToolResult:
         return await _call(server, door, name, arguments)
 
-    @server.list_resources()
+    @server.list_resources()  # type: ignore[untyped-decorator, no-untyped-call]
     async def list_resources() -> list[Resource]:
         return await conversations.list_conversations(door)
 
-    @server.list_resource_templates()
+    @server.list_resource_templates()  # type: ignore[untyped-decorator, no-untyped-call]
     async def list_resource_templates() -> list[ResourceTemplate]:
         return [conversations.TEMPLATE]
 
-    @server.read_resource()
+    @server.read_resource()  # type: ignore[untyped-decorator, no-untyped-call]
     async def read_resource(uri: AnyUrl) -> Any:
         return await conversations.read_conversation(door, str(uri))
 
-    @server.completion()
+    @server.completion()  # type: ignore[untyped-decorator, no-untyped-call]
     async def complete(
         ref: PromptReference | ResourceTemplateReference,
         argument: CompletionArgument,
@@ -165,7 +164,7 @@ def _reporter(server: Server[Any, Any]) -> turns.Progress:
     async def report(step: int, message: str) -> None:
         if token is not None:
             await context.session.send_progress_notification(
-                token, float(step), message=message, related_request_id=context.request_id
+                token, float(step), message=message, related_request_id=str(context.request_id)
             )
 
     return report

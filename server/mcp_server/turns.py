@@ -41,7 +41,7 @@ REFUSED = (
 POLL_S = 0.5
 """How often `chat_status` looks whether the person has answered."""
 FAILED = "DuckLM's turn {status}: {why}"
-STEPS = {
+STEPS: dict[str, Callable[[Event], str]] = {
     "plan_created": lambda e: "planned {} steps".format(len(e["plan"].get("steps", []))),
     "plan_step_started": lambda e: f"step {e['index']}/{e['total']}: {e['goal']}",
     "tool_call_started": lambda e: f"running {e['tool']}",
