@@ -6,8 +6,11 @@
 // was decided (`calls`), the questions asked (`questions`), a stopped answer's partial
 // text (`partial`) and a failed turn's error (`error`).
 
-import { ApprovalCard, PasswordCard } from "./question-cards.js";
+import { ApprovalCard, ElicitationCard, PasswordCard } from "./question-cards.js";
 import { Turn, userMessage } from "./turn.js";
+
+/** The card each kind of question was asked with (`questions[].kind`). */
+const QUESTION_CARDS = { approval: ApprovalCard, password: PasswordCard, elicitation: ElicitationCard };
 
 /** The text of a message's content (a string, or LangChain's list of parts). */
 function textOf(content) {
@@ -71,9 +74,7 @@ function addDecisions(turn, exchange) {
   }
   for (const call of exchange.calls) turn.tools.get(call.call_id)?.label(call);
   for (const question of exchange.questions) {
-    const card = question.kind === "password"
-      ? new PasswordCard(question.event, null)
-      : new ApprovalCard(question.event, null);
+    const card = new QUESTION_CARDS[question.kind](question.event, null);
     turn.ask(card);
     // Where the live view showed it: before the calls it asked about.
     const first = question.call_ids.map((id) => turn.tools.get(id)?.el).find(Boolean);

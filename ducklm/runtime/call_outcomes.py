@@ -64,9 +64,10 @@ class CallRecord:
 class QuestionRecord:
     """A question the turn asked the person, as asked, and its answer."""
 
-    kind: Literal["approval", "password"]
+    kind: Literal["approval", "password", "elicitation"]
     event: Event
-    """The `approval_requested` or `password_requested` event that asked it."""
+    """The event that asked it (`approval_requested`, `password_requested`, an MCP
+    server's `elicitation_requested`)."""
     outcome: str
     """What the answered card says: `Allowed once`, `Denied`, `Password sent`, `Cancelled`..."""
     call_ids: list[str] = field(default_factory=list)
@@ -77,6 +78,8 @@ class QuestionRecord:
         request = self.event.get("request") or {}
         if self.kind == "password":
             return f"sudo password for {request.get('command', '')}"
+        if self.kind == "elicitation":
+            return f"{request.get('server', '')}: {request.get('message', '')}"
         actions = request.get("action_requests") or []
         return "; ".join(str(a.get("name", "")) for a in actions)
 
@@ -142,6 +145,9 @@ def questions_of(
         later = events[index + 1 :]
         if item.get("type") == "password_requested":
             records.append(_password(item, later, status))
+        elif item.get("type") == "elicitation_requested":
+            ids = [str(_call_of(item))] if _call_of(item) else []
+            records.append(QuestionRecord("elicitation", item, _unanswered(later, status), ids))
         else:
             records.append(_approval(item, later, status, calls))
     return records

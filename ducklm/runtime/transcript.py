@@ -77,12 +77,18 @@ def build_transcript(
         found = next(
             (i for i in range(cursor, len(segments)) if segments[i][0] == task.message), None
         )
+        task_events = by_task.get(task.task_id, [])
         if found is not None:
             # Messages between two tasks' own have no recorded task: shown as they are.
             exchanges += [Exchange(text, messages=rest) for text, rest in segments[cursor:found]]
+            exchanges.append(_exchange(task, segments[found][1], task_events))
             cursor = found + 1
-        turn = segments[found][1] if found is not None else []
-        exchanges.append(_exchange(task, turn, by_task.get(task.task_id, [])))
+        elif exchanges and exchanges[-1].task_id and exchanges[-1].message == task.message:
+            # A replay of the last turn: its fork is what the checkpoint holds now.
+            exchanges[-1] = _exchange(task, exchanges[-1].messages, task_events)
+        elif task.status in ENDED_BADLY:
+            # Stopped or failed before its message was stored: the person saw it all the same.
+            exchanges.append(_exchange(task, [], task_events))
     exchanges += [Exchange(text, messages=rest) for text, rest in segments[cursor:]]
     return exchanges
 

@@ -36,7 +36,7 @@ class CallOutcomeView(BaseModel):
 class QuestionView(BaseModel):
     """A question the turn asked, as asked (`event`), and what its answer was."""
 
-    kind: Literal["approval", "password"]
+    kind: Literal["approval", "password", "elicitation"]
     outcome: str
     """What the answered card says: `Allowed once`, `Denied`, `Password sent`, `Cancelled`..."""
     call_ids: list[str]

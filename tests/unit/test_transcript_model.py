@@ -111,3 +111,25 @@ def test_the_text_history_tells_the_same_facts() -> None:
         "  file_write: cancelled: it did not run: the task was stopped first",
         "  stopped",
     ]
+
+
+def test_an_mcp_servers_question_is_kept_with_whether_it_was_answered() -> None:
+    request = {"server": "files", "tool": "pick", "message": "Which folder?"}
+    asked = {"type": "elicitation_requested", "task_id": "t", "request": request}
+    answered = [asked, {"type": "run_started", "task_id": "t"}]
+    (exchange,) = build_transcript([HumanMessage("go")], [_task("t", "go", "completed")], answered)
+    (question,) = exchange.questions
+    assert (question.kind, question.outcome, question.summary) == (
+        "elicitation",
+        "Answered",
+        "files: Which folder?",
+    )
+    (dropped,) = build_transcript([HumanMessage("go")], [_task("t", "go", "cancelled")], [asked])
+    assert [q.outcome for q in dropped.questions] == ["Cancelled"]
+
+
+def test_a_replayed_turn_is_shown_once_with_the_replays_facts() -> None:
+    messages = [HumanMessage("hi"), AIMessage("Second answer.")]
+    tasks = [_task("first", "hi", "completed"), _task("replay", "hi", "completed")]
+    (exchange,) = build_transcript(messages, tasks, [])
+    assert (exchange.task_id, exchange.messages[0].text) == ("replay", "Second answer.")

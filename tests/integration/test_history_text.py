@@ -1,0 +1,34 @@
+"""`ducklm history THREAD` tells a conversation as it happened, as separate processes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ducklm.config.settings import Settings
+from tests.support.cli import cli_env, run_cli
+from tests.support.scripted_llm import ScriptedLLM, reply
+
+pytestmark = pytest.mark.slow
+QUIET = ("--no-critic", "--no-memory")
+
+
+async def test_history_shows_answers_and_a_failed_turn_with_its_error(
+    settings: Settings, llm: ScriptedLLM, tmp_path: Path
+) -> None:
+    env = cli_env(settings)
+    # Each `chat` loads the embedding model: on a busy machine that passes run_cli's 60 s.
+    llm.script(reply("Hello."))
+    assert (
+        await run_cli("chat", "hi", "--thread", "H1", *QUIET, env=env, cwd=tmp_path, limit_s=240)
+    ).code == 0
+    # Nothing scripted: the model server answers with an error and the turn fails.
+    await run_cli("chat", "and now?", "--thread", "H1", *QUIET, env=env, cwd=tmp_path, limit_s=240)
+
+    shown = await run_cli("history", "H1", env=env, cwd=tmp_path)
+    assert shown.code == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[:3] == ["you: hi", "duck: Hello.", "you: and now?"]
+    (failed,) = lines[3:]
+    assert failed.startswith("  failed: ") and len(failed) > len("  failed: ")
