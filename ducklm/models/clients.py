@@ -13,13 +13,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import httpx
+import openai
 from langchain_core.language_models import LanguageModelInput
+from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_openai import ChatOpenAI
 from langgraph.constants import TAG_NOSTREAM
 
 from ducklm.models.local.restart_wait import RestartWaitingTransport
+from ducklm.models.prompt_usage import SERVER_FIELDS
 from ducklm.models.roles import RoleConfig, RoleName
 
 # Enough connections for concurrent conversations (the server runs many at once).
@@ -160,6 +163,37 @@ class LocalChatOpenAI(ChatOpenAI):
         if "max_completion_tokens" in payload:
             payload["max_tokens"] = payload.pop("max_completion_tokens")
         return as_wire_json(payload)
+
+    # llama-server says in `truncated` that it cut the prompt to fit its window, and in
+    # `timings` how much of it it read; langchain-openai drops both. Kept in the reply's
+    # `response_metadata` for `ducklm.models.prompt_usage`.
+    def _create_chat_result(
+        self,
+        response: dict[str, Any] | openai.BaseModel,
+        generation_info: dict[str, Any] | None = None,
+    ) -> ChatResult:
+        result = super()._create_chat_result(response, generation_info)
+        raw = response if isinstance(response, dict) else (response.model_extra or {})
+        kept = {key: raw[key] for key in SERVER_FIELDS if raw.get(key) is not None}
+        for generation in result.generations if kept else ():
+            generation.message.response_metadata.update(kept)
+        return result
+
+    def _convert_chunk_to_generation_chunk(
+        self,
+        chunk: dict[str, Any],
+        default_chunk_class: type,
+        base_generation_info: dict[str, Any] | None,
+    ) -> ChatGenerationChunk | None:
+        generation = super()._convert_chunk_to_generation_chunk(
+            chunk, default_chunk_class, base_generation_info
+        )
+        # Only the flag: chunks' metadata is merged by adding numbers, and some builds
+        # send `timings` with every chunk.
+        if generation is not None and chunk.get("truncated") is True:
+            generation.message.response_metadata["truncated"] = True
+        return generation
+
 
 
 AS_SENT = ("messages", "tools")

@@ -36,6 +36,7 @@ class _RoleFields(BaseModel):
     api_key: str | None = None
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     max_output_tokens: int | None = Field(default=None, ge=1)
+    context_tokens: int | None = Field(default=None, ge=512)
     timeout_s: float | None = Field(default=None, gt=0)
     structured_output: StructuredOutput | None = None
     prompt: str | None = None
@@ -61,6 +62,8 @@ class RoleConfig(BaseModel):
     api_key: str
     temperature: float = 0.2
     max_output_tokens: int = 512
+    context_tokens: int | None = None
+    """The server's context window, for servers that do not say (`ducklm.models.context_size`)."""
     timeout_s: float = 120.0
     structured_output: StructuredOutput = "json_schema"
     prompt: str
