@@ -23,6 +23,7 @@ from ducklm.mcp.servers import McpServers
 from ducklm.memory import MemoryStore
 from ducklm.memory.warmup import Warmup
 from ducklm.models.clients import ModelRoles
+from ducklm.models.context_size import ContextSizes
 from ducklm.models.prompts import Prompts
 from ducklm.models.tokens import BatchTokenCounter
 from ducklm.stores import ApprovalRules, CommandIntents
@@ -67,6 +68,8 @@ class DuckContext:
     """Skills loaded from the skills folder (`ducklm.learning.skills.skills_dir_of`)."""
     tokens: BatchTokenCounter
     """Counts tokens: the model server's tokenizer when it has one, else an estimate."""
+    context_sizes: ContextSizes = field(default_factory=ContextSizes)
+    """The context window each model server serves, probed once (`ducklm.models.context_size`)."""
     vault: SecretVault
     """Passwords given out of band, by one-time token (memory only)."""
     protected: tuple[Path, ...] = ()

@@ -32,7 +32,8 @@ from ducklm.models.answer_stream import AnswerStream, answer_message
 from ducklm.nodes.action_json import decide_with_directive, fill_arguments
 from ducklm.turn.action_decision import report_decision, report_message
 from ducklm.turn.planning.text import step_brief
-from ducklm.turn.prompting.messages import offered_tools, role_messages
+from ducklm.turn.prompting.context_cut import find_cut, prompt_report, retry_after_cut
+from ducklm.turn.prompting.messages import offered_tools, role_request
 from ducklm.turn.shortcuts import NO_TOOL
 
 if TYPE_CHECKING:
@@ -66,15 +67,11 @@ async def _decide_with_tools(state: DuckState, runtime: Runtime[DuckContext]) ->
     system = ctx.prompts.render(
         "action", workspace=state.workspace, max_steps=ctx.settings.max_action_steps
     ) + step_brief(state)
-    model = ctx.models.with_tools("action", offered_tools(state, ctx).tools)
     # When the thinker would send its request to this same model, a reply without tool
     # calls is the answer itself: its text streams as it comes and the thinker is skipped.
     # Inside a plan step it is the step's result, not the answer: it stays quiet.
     answer_streams = ctx.models.same_model("action", "thinker") and not state.current_step
-    messages = await role_messages(state, ctx, system, native_tools=True)
-    # `astream` is an async generator; its annotation says only iterator.
-    stream = cast(AsyncGenerator[BaseMessageChunk], model.astream(messages))
-    chunks, answer = await _stream_reply(runtime, stream, messages, answer_streams)
+    chunks, answer = await _ask_with_tools(state, runtime, system, answer_streams)
     if not chunks:
         report_message(runtime, None, in_step=bool(state.current_step))
         return {}
@@ -89,6 +86,34 @@ async def _decide_with_tools(state: DuckState, runtime: Runtime[DuckContext]) ->
         update["final"] = message.text
         update["review_due"] = state.review_after_answer()
     return update
+
+
+async def _ask_with_tools(
+    state: DuckState, runtime: Runtime[DuckContext], system: str, answer_streams: bool
+) -> tuple[list[AIMessageChunk], AnswerStream]:
+    """The reply's chunks; asked once more, packed smaller, when the server cut the prompt.
+
+    Not when its text already streamed as the answer: the person has it, and the
+    server's smaller window serves the calls after it (`ducklm.turn.prompting.context_cut`).
+    """
+    ctx = runtime.context
+    for shrink in (False, True):
+        tools = offered_tools(state, ctx, shrink=shrink)
+        model = ctx.models.with_tools("action", tools.tools)
+        request = await role_request(
+            state, ctx, system, role="action", native_tools=True, shrink=shrink
+        )
+        # `astream` is an async generator; its annotation says only iterator.
+        stream = cast(
+            AsyncGenerator[BaseMessageChunk], model.astream(request.messages, stream_usage=True)
+        )
+        chunks, answer = await _stream_reply(runtime, stream, request.messages, answer_streams)
+        said = prompt_report(chunks)
+        cut = await find_cut(ctx, "action", request, said) if said else None
+        spoken = answer_streams and answer.streamed
+        if cut is None or not retry_after_cut(runtime, cut, shrunk=shrink, spoken=spoken):
+            break
+    return chunks, answer
 
 
 async def _stream_reply(

@@ -107,7 +107,7 @@ async def decide_with_directive(state: DuckState, runtime: Runtime[DuckContext])
     ctx = runtime.context
     tools = offered_tools(state, ctx)
     system = _directive_system(state, ctx, tools) + step_brief(state)
-    system_message, *history = await role_messages(state, ctx, system)
+    system_message, *history = await role_messages(state, ctx, system, role="action")
     messages = [system_message, *directive_examples(tools), *history]
     asked = await _ask_with_repair(ctx, messages, tools, directive_schema(tools))
     in_step = bool(state.current_step)
@@ -136,7 +136,7 @@ async def fill_arguments(
     offered = offered_tools(state, ctx)
     tools = offered.without(n for n in offered.names if n != selected.tool)
     system = _directive_system(state, ctx, tools)
-    system_message, *history = await role_messages(state, ctx, system)
+    system_message, *history = await role_messages(state, ctx, system, role="action")
     messages = [system_message, *_nearest_examples(ctx, selected), *history]
     asked = await _ask_with_repair(ctx, messages, tools, call_schema(tools))
     calls = asked.directive.calls if asked.directive else []

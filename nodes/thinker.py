@@ -14,7 +14,8 @@ from ducklm.kit.events import TokenSender, emit
 from ducklm.models.answer_stream import AnswerStream, answer_message
 from ducklm.models.errors import PartialAnswerError
 from ducklm.turn.planning.text import plan_report
-from ducklm.turn.prompting.messages import role_messages
+from ducklm.turn.prompting.context_cut import find_cut, prompt_report, retry_after_cut
+from ducklm.turn.prompting.messages import role_request
 from ducklm.turn.prompting.transcript import observations_text
 
 if TYPE_CHECKING:
@@ -36,14 +37,7 @@ async def write_answer(state: DuckState, runtime: Runtime[DuckContext]) -> dict[
     # A model that writes JSON directives reads tool traffic as text and, tiny, copies
     # it: it gets this turn's results inside the request instead.
     small = ctx.models.config("action").tool_mode == "json"
-    messages = await role_messages(state, ctx, system, fold_tools=small)
-    answer = AnswerStream(message.text for message in messages)
-    try:
-        await _stream_answer(ctx, runtime, messages, answer)
-    except Exception as exc:
-        if answer.streamed:
-            raise PartialAnswerError from exc
-        raise
+    answer = await _answer_within_window(state, runtime, system, fold_tools=small)
     if answer.cut:
         emit(runtime, "answer_cut", **answer.cut_fields("thinker"))
     text = answer.text or EMPTY_ANSWER
@@ -54,23 +48,56 @@ async def write_answer(state: DuckState, runtime: Runtime[DuckContext]) -> dict[
     }
 
 
+async def _answer_within_window(
+    state: DuckState, runtime: Runtime[DuckContext], system: str, *, fold_tools: bool
+) -> AnswerStream:
+    """The streamed answer, asked once more if the server cut the prompt.
+
+    Packed smaller, and only when none of the answer streamed yet
+    (`ducklm.turn.prompting.context_cut`).
+    """
+    ctx = runtime.context
+    for shrink in (False, True):
+        request = await role_request(
+            state, ctx, system, role="thinker", fold_tools=fold_tools, shrink=shrink
+        )
+        answer = AnswerStream(message.text for message in request.messages)
+        try:
+            said = prompt_report(await _stream_answer(ctx, runtime, request.messages, answer))
+        except Exception as exc:
+            if answer.streamed:
+                raise PartialAnswerError from exc
+            raise
+        cut = await find_cut(ctx, "thinker", request, said) if said else None
+        if cut is None or not retry_after_cut(runtime, cut, shrunk=shrink, spoken=answer.streamed):
+            break
+    return answer
+
+
 async def _stream_answer(
     ctx: DuckContext,
     runtime: Runtime[DuckContext],
     messages: list[BaseMessage],
     answer: AnswerStream,
-) -> None:
+) -> list[AIMessageChunk]:
+    """Stream the answer; its chunks (the last say how much of the prompt the server read)."""
     tokens = TokenSender(runtime)
+    read: list[AIMessageChunk] = []
     # Closed on leaving: a repeating answer ends the request, and with it the server's work.
     # (`astream` is an async generator; its annotation says only iterator.)
-    chunks = cast(AsyncGenerator[AIMessageChunk], ctx.models.chat("thinker").astream(messages))
+    chunks = cast(
+        AsyncGenerator[AIMessageChunk],
+        ctx.models.chat("thinker").astream(messages, stream_usage=True),
+    )
     async with aclosing(chunks) as stream:
         async for chunk in stream:
+            read.append(chunk)
             going_on = answer.admit(chunk)
             if chunk.text:
                 await tokens.send(chunk.text)
             if not going_on:
                 break
+    return read
 
 
 def _notes(state: DuckState, last: AnyMessage | None) -> str:

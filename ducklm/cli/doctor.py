@@ -17,6 +17,7 @@ import httpx
 
 from ducklm.config.settings import Settings
 from ducklm.memory import EmbeddingError, MemoryStore
+from ducklm.models.context_size import ContextSizes, input_budget
 from ducklm.models.local.crash import local_crash
 from ducklm.models.local.exit_status import Ending
 from ducklm.models.ping import Check, list_models
@@ -104,7 +105,33 @@ async def check_models(
         # One role per reachable server: the others share its model process.
         probes = {c.base_url: c for c in roles.values() if listed[c.base_url][0].ok}
         checks += await asyncio.gather(*(check_completion(c, settings) for c in probes.values()))
+        # The thinker's window where it is on that server: its answers are the longest.
+        thinker = roles.get("thinker")
+        sized = [thinker if thinker and thinker.base_url == u else c for u, c in probes.items()]
+        checks += await asyncio.gather(*(check_context(c, settings) for c in sized))
     return checks
+
+
+CONTEXT_SOURCES = {
+    "props": "its /props",
+    "models.yaml": "context_tokens in the models file (the server does not say)",
+    "DUCK_CTX_SIZE": "DUCK_CTX_SIZE (the server does not say)",
+    "cut": "what it kept of a cut request",
+}
+
+
+async def check_context(config: RoleConfig, settings: Settings) -> Check:
+    """The context window the role's server serves, and the input budget it leaves."""
+    served = await ContextSizes().window(config, settings.ctx_size)
+    budget = input_budget(settings.max_input_tokens, served.tokens, config.max_output_tokens)
+    detail = f"{served.tokens} tokens, from {CONTEXT_SOURCES[served.source]}"
+    if budget < settings.max_input_tokens:
+        # Not a failure: DuckLM packs to fit. But the operator asked for more.
+        detail += (
+            f"; the {config.name} role's requests are packed to {budget} tokens, "
+            "under DUCK_MAX_INPUT_TOKENS"
+        )
+    return Check(f"context at {config.base_url}", True, detail)
 
 
 async def check_completion(config: RoleConfig, settings: Settings) -> Check:

@@ -29,6 +29,7 @@ EventType = Literal[
     "action_decided",
     "token",
     "answer_cut",
+    "context_cut",
     "reasoning",
     "tool_call_started",
     "tool_call_finished",

@@ -195,7 +195,6 @@ class LocalChatOpenAI(ChatOpenAI):
         return generation
 
 
-
 AS_SENT = ("messages", "tools")
 """The request's fields that go to the server as langchain-openai built them."""
 

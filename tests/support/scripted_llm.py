@@ -167,15 +167,21 @@ class ScriptedLLM:
     reply (`set_default`); with none of them the server answers HTTP 500
     "scripted server: no reply scripted for request #N".
 
-    Only one choice is ever returned, whatever the request's `n`. Token counts
-    in `usage` are whitespace-word counts, good enough to be non-zero and
-    deterministic.
+    Only one choice is ever returned, whatever the request's `n`. In `usage`,
+    the completion is counted in whitespace words and the prompt (messages and
+    tools) in pieces a BPE tokenizer would make (`_prompt_pieces`): DuckLM
+    compares the prompt count with its own to tell a prompt the server cut, so
+    it has to be a plausible token count, not merely non-zero.
 
     Attributes:
         base_url: The OpenAI base URL to give clients, e.g.
             `http://127.0.0.1:43123/v1`.
         requests: Every parsed chat-completions request body, in arrival order.
         embedded: Every text sent to `/v1/embeddings`, in arrival order.
+        props: When set, served at `GET /props` as llama-server's properties (its
+            `default_generation_settings.n_ctx`); unset, `/props` is 404.
+        count_prompt: When set, the `usage.prompt_tokens` of each request (given its
+            body), e.g. to play a server that cut the prompt; unset, `_prompt_pieces`.
     """
 
     base_url: str
@@ -185,6 +191,8 @@ class ScriptedLLM:
     def __init__(self) -> None:
         self.requests = []
         self.embedded = []
+        self.props: JSONDict | None = None
+        self.count_prompt: Callable[[JSONDict], int] | None = None
         self._queue: collections.deque[Reply] = collections.deque()
         self._default: Reply | None = None
         self._responder: Responder | None = None
@@ -348,11 +356,25 @@ def _pieces(text: str) -> list[str]:
     return [piece for piece in _PIECE_BOUNDARY.split(text) if piece]
 
 
+# Up to four letters, a digit, or any other visible character: about what a chat model's
+# BPE vocabulary makes of English, code and JSON (a little under DuckLM's estimate, which
+# takes three letters a token).
+_PIECE = re.compile(r"[A-Za-z]{1,4}|\d|[^\sA-Za-z\d]")
+
+
+def _prompt_pieces(request: JSONDict) -> int:
+    texts = [
+        str(message.get("content") or "")
+        for message in request.get("messages") or []
+        if isinstance(message, dict)
+    ]
+    if request.get("tools"):
+        texts.append(json.dumps(request["tools"]))
+    return sum(len(_PIECE.findall(text)) for text in texts)
+
+
 def _usage(request: JSONDict, reply: Reply) -> JSONDict:
-    prompt = 0
-    for message in request.get("messages") or []:
-        if isinstance(message, dict):
-            prompt += len(str(message.get("content") or "").split())
+    prompt = _prompt_pieces(request)
     completion = len(reply.content.split()) + len(reply.reasoning.split())
     completion += sum(len(json.dumps(tc.args).split()) for tc in reply.tool_calls)
     return {
@@ -412,6 +434,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0].rstrip("/")
         if path == "/health":
             self._send_json(200, {"status": "ok"})
+        elif path == "/props" and self.server.owner.props is not None:
+            self._send_json(200, self.server.owner.props)
         elif path == "/v1/models":
             self._send_json(
                 200,
@@ -497,6 +521,7 @@ class _Handler(BaseHTTPRequestHandler):
                 tc.id if tc.id is not None else self.server.owner._next_call_id()
                 for tc in chosen.tool_calls
             ],
+            count_prompt=self.server.owner.count_prompt,
         )
         if streaming:
             self._send_stream(render.chunks(), chosen.chunk_delay_s)
@@ -558,7 +583,15 @@ class _Render:
     reply: Reply
     completion_id: str
     call_ids: list[str]
+    count_prompt: Callable[[JSONDict], int] | None = None
     created: int = field(default_factory=lambda: int(time.time()))
+
+    def usage(self) -> JSONDict:
+        found = _usage(self.request, self.reply)
+        if self.count_prompt is not None:
+            found["prompt_tokens"] = self.count_prompt(self.request)
+            found["total_tokens"] = found["prompt_tokens"] + found["completion_tokens"]
+        return found
 
     @property
     def model(self) -> str:
@@ -607,7 +640,7 @@ class _Render:
                     "finish_reason": self.finish_reason,
                 }
             ],
-            "usage": _usage(self.request, self.reply),
+            "usage": self.usage(),
         }
 
     def _chunk(self, delta: JSONDict, finish_reason: str | None = None) -> JSONDict:
@@ -654,5 +687,5 @@ class _Render:
         if _wants_usage(self.request):
             usage_chunk = self._envelope("chat.completion.chunk")
             usage_chunk["choices"] = []
-            usage_chunk["usage"] = _usage(self.request, self.reply)
+            usage_chunk["usage"] = self.usage()
             yield usage_chunk

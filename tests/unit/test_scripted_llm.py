@@ -188,7 +188,7 @@ async def test_stream_usage_chunk_when_requested(llm: ScriptedLLM) -> None:
         total = total + chunk
     assert isinstance(total, AIMessageChunk)
     assert total.usage_metadata is not None
-    assert total.usage_metadata["input_tokens"] == 3
+    assert total.usage_metadata["input_tokens"] == 6  # coun-t thes-e thre-e
     assert total.usage_metadata["output_tokens"] == 2
     assert llm.requests[-1]["stream_options"] == {"include_usage": True}
 

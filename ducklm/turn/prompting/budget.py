@@ -19,6 +19,7 @@ counted as the sum of its parts.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -87,7 +88,11 @@ class Budget:
 
     @classmethod
     def from_settings(cls, settings: Settings, **overrides: int) -> Budget:
-        """The budget the operator configured, with `overrides` for one role."""
+        """The budget the operator configured, with `overrides` for one role.
+
+        `max_input_tokens` is overridden with what the role's server serves
+        (`ducklm.models.context_size.input_budget`) by `messages.pack_for_role`.
+        """
         fields = {
             "max_input_tokens": settings.max_input_tokens,
             "max_memory_tokens": settings.max_memory_tokens,
@@ -95,6 +100,20 @@ class Budget:
             "max_recent_events_tokens": settings.max_recent_events_tokens,
         }
         return cls(**{**fields, **overrides})
+
+    def shrunk(self) -> Budget:
+        """The budget with every section's cap halved: for a request the server cut.
+
+        Less of the skills, memories and summary, and shorter tool results, so more of
+        what is left is the conversation itself.
+        """
+        return dataclasses.replace(
+            self,
+            max_memory_tokens=self.max_memory_tokens // 2,
+            max_skill_tokens=self.max_skill_tokens // 2,
+            max_recent_events_tokens=self.max_recent_events_tokens // 2,
+            max_summary_tokens=self.max_summary_tokens // 2,
+        )
 
     @property
     def limit(self) -> int:

@@ -1,0 +1,109 @@
+"""A model call whose server cut the prompt: found, said in an event, and learned from.
+
+After each call of the action role and the thinker the node compares what the server
+says it read with what DuckLM sent (`ducklm.models.prompt_usage.was_cut`). A cut is never
+gone on with in silence: a `context_cut` event says what was sent, what was seen and the
+window DuckLM believed in; the server's window is lowered to what it kept, so every later
+request fits it (the context node then folds the history that no longer fits into the
+summary); and the call is made once more, packed smaller, unless its answer has already
+reached the person.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from langchain_core.messages import AIMessageChunk, BaseMessage
+from langchain_core.messages.ai import add_ai_message_chunks
+from langgraph.runtime import Runtime
+
+from ducklm.kit.events import emit
+from ducklm.models.context_size import ServedContext
+from ducklm.models.prompt_usage import PromptSeen, least_read, prompt_seen, was_cut
+from ducklm.models.roles import RoleName
+from ducklm.models.tokens import ServerTokenizer
+
+if TYPE_CHECKING:
+    from ducklm.graph.context import DuckContext
+    from ducklm.turn.prompting.messages import RoleRequest
+
+log = logging.getLogger(__name__)
+
+CutAction = Literal["retried_smaller", "next_smaller", "none"]
+"""What DuckLM did: made the call again packed smaller; could not (the answer had
+streamed), so only later calls are smaller; or nothing more (the retry was cut too)."""
+
+
+@dataclass(frozen=True)
+class ContextCut:
+    """One call the server cut."""
+
+    role: RoleName
+    sent: int
+    """DuckLM's count of the request."""
+    seen: PromptSeen
+    served: ServedContext
+    """The window DuckLM packed for."""
+
+    def fields(self, action: CutAction) -> dict[str, Any]:
+        """The `context_cut` event's fields."""
+        return {
+            "role": self.role,
+            "sent": self.sent,
+            "seen": self.seen.tokens,
+            "truncated": self.seen.truncated,
+            "served_context": self.served.tokens,
+            "served_source": self.served.source,
+            "action": action,
+        }
+
+
+async def find_cut(
+    ctx: DuckContext, role: RoleName, request: RoleRequest, reply: BaseMessage
+) -> ContextCut | None:
+    """The cut the server made of `request`, if it made one (`reply` says what it read)."""
+    served = await ctx.context_sizes.window(ctx.models.config(role), ctx.settings.ctx_size)
+    seen = prompt_seen(reply)
+    exact = isinstance(ctx.tokens, ServerTokenizer)
+    least = least_read(request.tokens, request.tools_tokens, exact_count=exact)
+    return ContextCut(role, request.sent, seen, served) if was_cut(least, seen, served) else None
+
+
+def prompt_report(chunks: Iterable[AIMessageChunk]) -> AIMessageChunk | None:
+    """A stream's chunks that say how much of the prompt the server read, merged.
+
+    Only those: merging every chunk of a long answer again would cost more than reading it.
+    """
+    said = [c for c in chunks if c.usage_metadata or c.response_metadata.get("truncated")]
+    return add_ai_message_chunks(*said) if said else None
+
+
+def retry_after_cut(
+    runtime: Runtime[DuckContext], cut: ContextCut, *, shrunk: bool, spoken: bool
+) -> bool:
+    """Report `cut`; whether to make the call again, packed smaller.
+
+    Args:
+        runtime: The node's runtime (events, the window to lower).
+        cut: What the server cut.
+        shrunk: The call was already the smaller one: it is not made a third time.
+        spoken: Its answer already streamed to the person, who has it.
+    """
+    action: CutAction = "none" if shrunk else "next_smaller" if spoken else "retried_smaller"
+    report_cut(runtime, cut, action)
+    return action == "retried_smaller"
+
+
+def report_cut(runtime: Runtime[DuckContext], cut: ContextCut, action: CutAction) -> None:
+    """Say so (`context_cut`), and lower the server's window to what it kept."""
+    ctx = runtime.context
+    if cut.seen.tokens:
+        ctx.context_sizes.learn(ctx.models.config(cut.role), cut.seen.tokens)
+    log.warning(
+        "the model server cut the %s role's prompt: %s of %s tokens read (%s)",
+        cut.role, cut.seen.tokens, cut.sent, action,
+    )  # fmt: skip
+    emit(runtime, "context_cut", **cut.fields(action))
