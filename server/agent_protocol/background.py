@@ -19,7 +19,12 @@ from fastapi.responses import StreamingResponse
 from pydantic import ValidationError
 from sse_starlette import EventSourceResponse
 
-from ducklm.server.agent_protocol.cancelling import CancelAction, cancel_started, forget
+from ducklm.server.agent_protocol.cancelling import (
+    CancelAction,
+    cancel_started,
+    drop_pending,
+    forget,
+)
 from ducklm.server.agent_protocol.deps import DoorDep, DuckDep, HubDep, ThreadDep
 from ducklm.server.agent_protocol.joining import follow, foreign_handle, parse_last_event_id
 from ducklm.server.agent_protocol.launch import admit
@@ -214,9 +219,8 @@ async def _cancel(
 ) -> None:
     handle = door.streams.get(found.run_id)
     if found.record is None:  # enqueued: it never starts
-        if handle is not None and door.queue.drop(handle):
-            state = "deleted" if action == "rollback" else "cancelled"
-            await door.runs.set_state(found.run_id, state)
+        if handle is not None:
+            await drop_pending(handle, action, door.queue, door.runs)
         return
     await cancel_started(found, found.record, action, duck=duck, hub=hub, runs=door.runs)
 

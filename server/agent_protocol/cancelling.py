@@ -16,7 +16,8 @@ from typing import Literal
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from ducklm.runtime.facade import DuckLM, NotWaitingError
-from ducklm.runtime.states import thread_config
+from ducklm.server.agent_protocol.joining import RunHandle
+from ducklm.server.agent_protocol.multitask import RunQueue
 from ducklm.server.agent_protocol.run_lookup import FoundRun
 from ducklm.server.agent_protocol.run_store import RunRow, RunStore
 from ducklm.server.tasks import TaskHub, TaskNotFound
@@ -25,6 +26,8 @@ from ducklm.stores.runs import RunRecord
 log = logging.getLogger(__name__)
 
 CancelAction = Literal["interrupt", "rollback"]
+HISTORY_PAGE = 20
+"""Checkpoints read at a time looking for the one before a rolled-back run."""
 
 
 async def cancel_started(
@@ -49,6 +52,14 @@ async def cancel_started(
         await forget(run, runs)
 
 
+async def drop_pending(
+    handle: RunHandle, action: CancelAction, queue: RunQueue, runs: RunStore
+) -> None:
+    """Cancel an enqueued run before it starts: kept as cancelled, or deleted (rollback)."""
+    if queue.drop(handle):
+        await runs.set_state(handle.run_id, "deleted" if action == "rollback" else "cancelled")
+
+
 async def rollback(run_id: str, thread_id: str, *, duck: DuckLM, hub: TaskHub) -> None:
     """Delete the checkpoints the run `run_id` wrote: the thread is as before it.
 
@@ -63,13 +74,11 @@ async def rollback(run_id: str, thread_id: str, *, duck: DuckLM, hub: TaskHub) -
             return
         except NotImplementedError:
             log.info("the checkpointer cannot delete by run: rolling back by a copy")
-        before = await _before_run(saver, run_id, thread_id)
+        before = await _before_run(duck, run_id, thread_id)
         if before is None:  # the run wrote the thread's first checkpoint
             await saver.adelete_thread(thread_id)
         else:
-            await duck.graph.aupdate_state(
-                thread_config(thread_id, before), None, as_node="__copy__"
-            )
+            await duck.update_state(thread_id, None, as_node="__copy__", checkpoint_id=before)
 
 
 async def forget(run: FoundRun, runs: RunStore) -> None:
@@ -81,9 +90,12 @@ async def forget(run: FoundRun, runs: RunStore) -> None:
     await runs.set_state(run.run_id, "deleted")
 
 
-async def _before_run(saver: BaseCheckpointSaver[str], run_id: str, thread_id: str) -> str | None:
+async def _before_run(duck: DuckLM, run_id: str, thread_id: str) -> str | None:
     """The id of the thread's newest checkpoint the run `run_id` did not write."""
-    async for found in saver.alist(thread_config(thread_id)):
-        if found.metadata.get("run_id") != run_id:
-            return str(found.config["configurable"]["checkpoint_id"])
+    before = None
+    while page := await duck.states.history(thread_id, before=before, limit=HISTORY_PAGE):
+        for snapshot in page:
+            if (snapshot.metadata or {}).get("run_id") != run_id:
+                return str(snapshot.config["configurable"]["checkpoint_id"])
+        before = str(page[-1].config["configurable"]["checkpoint_id"])
     return None

@@ -17,7 +17,7 @@ from dataclasses import replace
 from fastapi import HTTPException
 
 from ducklm.runtime.facade import DuckLM, NotWaitingError
-from ducklm.server.agent_protocol.cancelling import CancelAction, cancel_started
+from ducklm.server.agent_protocol.cancelling import CancelAction, cancel_started, drop_pending
 from ducklm.server.agent_protocol.deps import Door
 from ducklm.server.agent_protocol.execution import start_run
 from ducklm.server.agent_protocol.identity import ASSISTANT_ID
@@ -70,9 +70,7 @@ async def make_room(
 ) -> None:
     """Cancel the thread's enqueued runs and its running one (`interrupt` or `rollback`)."""
     for pending in door.queue.pending(thread_id):
-        if door.queue.drop(pending):
-            state = "deleted" if action == "rollback" else "cancelled"
-            await door.runs.set_state(pending.run_id, state)
+        await drop_pending(pending, action, door.queue, door.runs)
     try:
         hub.check_free(thread_id)
         return

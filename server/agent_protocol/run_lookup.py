@@ -50,14 +50,14 @@ async def wait_end(found: FoundRun, duck: DuckLM, door: Door, hub: TaskHub) -> N
     handle = door.streams.get(found.run_id)
     if handle is not None:
         try:
-            live = await asyncio.shield(handle.started)
+            started = await asyncio.shield(handle.started)
         except asyncio.CancelledError:
             if not handle.started.cancelled():
                 raise
             return
         except Exception:  # could not start: ended already
             return
-        await live.finished.wait()
+        await started.finished.wait()
         return
     record = found.record
     if record is None or record.status != "running" or not record.task_id:

@@ -138,6 +138,18 @@ class RunStore:
     async def _select(self, where: str, params: tuple[object, ...]) -> list[RunRow]:
         rows = await self._db.fetchall(f"SELECT {_COLUMNS} FROM ap_runs {where}", params)
         return [
-            RunRow(*row[:7], json.loads(row[7]), json.loads(row[8]), row[9], row[10])
+            RunRow(
+                run_id=row[0],
+                thread_id=row[1],
+                duck_run_id=row[2],
+                assistant_id=row[3],
+                created_at=row[4],
+                updated_at=row[5],
+                state=row[6],
+                metadata=json.loads(row[7]),
+                kwargs=json.loads(row[8]),
+                multitask_strategy=row[9],
+                error=row[10],
+            )
             for row in rows
         ]
