@@ -117,6 +117,15 @@ def _encode(name: str, texts: list[str]) -> Vectors:
     return unit_rows(_models[name].encode(texts))
 
 
+def embeddings_warm(settings: Settings) -> bool:
+    """Whether an encode now costs no model load: a remote endpoint, or the model loaded.
+
+    `_models` is written only on the model thread; reading one key from another thread
+    is a single dict lookup under the GIL, and a load under way reads as not loaded.
+    """
+    return bool(settings.embeddings_url) or settings.embeddings_model in _models
+
+
 def unit_rows(matrix: Vectors) -> Vectors:
     """`matrix` with each row scaled to length 1, in float32 (a bf16 model's is off by 0.5%)."""
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)

@@ -117,8 +117,12 @@ class EpisodeWriter:
         *,
         clock: Callable[[], float] = time.time,
         delay_s: float = WRITE_DELAY_S,
+        warm: Callable[[], bool] = lambda: True,
     ) -> None:
         self._store = store
+        self._warm = warm
+        """Whether an encode now costs no model load (see `aclose`)."""
+        self._dropping = False
         self._load = load
         self.clock = clock
         """When a turn's messages were said (a test moves it)."""
@@ -155,18 +159,30 @@ class EpisodeWriter:
         await self._queue.join()
 
     async def aclose(self) -> None:
-        """Write what is queued, then stop."""
+        """Write what is queued, then stop; with the model cold, leave it unwritten.
+
+        A process about to exit that never loaded the embedding model (`ducklm resume`
+        in-process embeds nothing before its turn ends) would load torch and the model
+        (10-60 s) only to index one turn, and the person would wait for the prompt. The
+        turn is found again by the thread's next turn (the writer takes its recent
+        messages that are not stored yet) or by `ducklm memory reindex`.
+        """
         if self._task is None:
             return
+        self._dropping = not self._warm()
         self._queue.put_nowait(None)
         await self._task
         self._task = None
 
     async def _drain(self) -> None:
         while (item := await self._queue.get()) is not None:
-            await self._quiet(time.monotonic() + MAX_DEFER_S)
             try:
-                await self._write(*item)
+                if not self._dropping:
+                    await self._quiet(time.monotonic() + MAX_DEFER_S)
+                if self._dropping:  # checked again: `aclose` may have come during the wait
+                    log.info("episodes of %s left for a later write: the model is cold", item[0])
+                else:
+                    await self._write(*item)
             except Exception:  # a lost turn is found again by a reindex
                 log.warning("episodes of %s not indexed", item[0], exc_info=True)
             finally:

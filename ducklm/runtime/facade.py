@@ -11,6 +11,7 @@ The CLI and the server call these same methods.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, nullcontext
@@ -30,6 +31,7 @@ from ducklm.graph.state import DuckState
 from ducklm.kit.events import Event, RunStatus, done_fields, event
 from ducklm.kit.ids import new_task_id, new_thread_id
 from ducklm.kit.workspaces import requested_workspace
+from ducklm.memory.embeddings import embeddings_warm
 from ducklm.memory.episodes import EpisodeWriter
 from ducklm.runtime.episodes import reindex_conversations, turn_loader
 from ducklm.runtime.recovery import recover_dead_runs
@@ -128,7 +130,9 @@ class DuckLM:
         self._prefetches: set[asyncio.Task[Any]] = set()
         episodes = deps.context.episodes
         load = turn_loader(graph, str(deps.context.settings.workspace))
-        self.episode_writer = None if episodes is None else EpisodeWriter(episodes, load)
+        settings = deps.context.settings
+        warm = functools.partial(embeddings_warm, settings)
+        self.episode_writer = None if episodes is None else EpisodeWriter(episodes, load, warm=warm)
         """Indexes each ended run's messages behind it (`ducklm.memory.episodes`)."""
         review_context = deps.context.for_run(review_behind=True)
         reviewers: ReviewGraph = build_review_graph().compile(name="ducklm-review")
