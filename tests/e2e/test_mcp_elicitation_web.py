@@ -1,0 +1,81 @@
+"""An MCP server's question in the web chat: a form card, answered by the person.
+
+tests/support/mcp_server.py's `book_trip` asks for a form (elicitation) during its call;
+the card shows the server's message and the form's fields (with their defaults), and
+Accept sends what the person filled in. `summarize` on an untrusted server asks whether
+DuckLM's model may answer the server; the served reply shows on the tool card.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Page, expect
+
+from ducklm.config.settings import Settings
+from tests.e2e.test_web_chat import last_turn, quiet, send
+from tests.support.mcp_servers import python_server, write_config
+from tests.support.scripted_llm import ScriptedLLM, call, reply
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def sent(tmp_path: Path) -> Path:
+    return tmp_path / "sent.txt"
+
+
+@pytest.fixture
+def server_settings(settings: Settings, tmp_path: Path, sent: Path) -> Settings:
+    config = write_config(
+        tmp_path / "mcp.json", trips=python_server(env={"MCP_TEST_SENT": str(sent)})
+    )
+    return settings.model_copy(update={"mcp_config": config, "mcp_tool_tokens": 100_000})
+
+
+async def test_the_form_card_sends_what_the_person_filled_in(
+    page: Page, llm: ScriptedLLM, sent: Path
+) -> None:
+    llm.script(reply(tool_calls=[call("trips__book_trip")]))
+    await quiet(page)
+    await send(page, "book me a trip")
+    turn = last_turn(page)
+    # The first turn starts the server: allow for a loaded machine.
+    await turn.get_by_test_id("approve-once").click(timeout=120_000)
+
+    card = turn.get_by_test_id("elicitation-card")
+    await expect(card.get_by_test_id("elicit-message")).to_have_text(
+        "Where should the trip go?", timeout=60_000
+    )
+    await expect(card.get_by_test_id("elicit-origin")).to_have_text("trips \u203a book_trip")
+    await expect(card.get_by_test_id("elicit-input-nights")).to_have_value("2")
+    await card.get_by_test_id("elicit-input-city").fill("Porto")
+    await card.get_by_test_id("elicit-input-seat").select_option("aisle")
+    llm.script(reply("Booked Porto."))
+    await card.get_by_test_id("elicit-accept").click()
+
+    await expect(card.get_by_test_id("elicitation-outcome")).to_have_text("Accepted")
+    await expect(turn.get_by_test_id("answer-text")).to_have_text("Booked Porto.", timeout=60_000)
+    assert (await asyncio.to_thread(sent.read_text)).splitlines() == ["booked Porto 2 aisle"]
+
+
+async def test_an_untrusted_servers_sampling_is_asked_and_shown_on_the_card(
+    page: Page, llm: ScriptedLLM
+) -> None:
+    llm.script(reply(tool_calls=[call("trips__summarize", text="a story about ducks")]))
+    await quiet(page)
+    await send(page, "summarize the story")
+    turn = last_turn(page)
+    await turn.get_by_test_id("approve-once").click(timeout=120_000)
+
+    card = turn.get_by_test_id("elicitation-card")
+    await expect(card).to_contain_text("a story about ducks", timeout=60_000)
+    llm.script(reply("Ducks swim."), reply("It is about ducks."))
+    await card.get_by_test_id("elicit-accept").click()
+
+    await expect(turn.get_by_test_id("answer-text")).to_have_text(
+        "It is about ducks.", timeout=60_000
+    )
+    await expect(turn.get_by_test_id("tool-sampled-reply")).to_have_text("Ducks swim.")
