@@ -47,6 +47,12 @@ async def served(server_settings: Settings, stack: AsyncExitStack) -> Served:
     return await stack.enter_async_context(serve(server_settings))
 
 
+async def settled(page: Page) -> None:
+    """Wait until the last turn has ended: Enter sends nothing while a turn runs."""
+    await expect(last_turn(page)).to_have_attribute("data-state", "completed")
+    await expect(page.get_by_test_id("send-button")).to_be_enabled()
+
+
 def turn(page: Page, number: int) -> Locator:
     """The assistant turn at `number` (from 0) of the open conversation."""
     return page.get_by_test_id("assistant-turn").nth(number)
@@ -67,6 +73,7 @@ async def greet(page: Page, llm: ScriptedLLM) -> None:
         timeout=FIRST_TURN_MS,
     )
     await expect(last_turn(page).get_by_test_id("answer-text")).to_have_text(GREETING)
+    await settled(page)
     await expect(last_turn(page)).to_have_attribute("data-state", "completed")
 
 
@@ -79,6 +86,7 @@ async def read_notes(page: Page, llm: ScriptedLLM) -> None:
     await expect(card.get_by_test_id("tool-command")).to_contain_text("file_read")
     await expect(card.get_by_test_id("tool-output")).to_contain_text("feed the ducks")
     await expect(last_turn(page).get_by_test_id("answer-text")).to_have_text("It says: feed.")
+    await settled(page)
 
 
 async def write_notes(page: Page, llm: ScriptedLLM, notes: Path) -> None:
@@ -99,6 +107,7 @@ async def write_notes(page: Page, llm: ScriptedLLM, notes: Path) -> None:
     await expect(last_turn(page).get_by_test_id("answer-text")).to_have_text("Added it.")
     await expect(last_turn(page).get_by_test_id("tool-changes")).to_contain_text("notes.md")
     assert await asyncio.to_thread(notes.read_text) == NEW
+    await settled(page)
 
 
 async def deny_rm(page: Page, llm: ScriptedLLM, notes: Path) -> None:
@@ -108,6 +117,7 @@ async def deny_rm(page: Page, llm: ScriptedLLM, notes: Path) -> None:
     await expect(card).to_have_attribute("data-status", "denied")
     await expect(card.get_by_test_id("tool-outcome")).to_have_text("denied by you")
     assert await asyncio.to_thread(notes.exists)
+    await settled(page)
 
 
 async def revert_write(page: Page, notes: Path) -> None:
@@ -170,6 +180,7 @@ async def test_the_walkthrough_in_one_conversation(
         llm.script(reply("Still here."))
         await send(page, "are you still there?")
         await expect(last_turn(page).get_by_test_id("answer-text")).to_have_text("Still here.")
+        await settled(page)
         await expect(page.get_by_test_id("user-message")).to_have_count(6)
         await screenshot(page, "walkthrough_after_restart")
         await page.goto("about:blank")  # before this server stops, as above
@@ -195,6 +206,7 @@ class TestModelCrash:
         local, watch = keeping
         await send(page, "hello")
         await expect(last_turn(page)).to_contain_text(ANSWER, timeout=FIRST_TURN_MS)
+        await settled(page)
 
         assert local.llama_model is not None
         await asyncio.to_thread(hold_starts, local.llama_model)
