@@ -20,11 +20,14 @@ from ducklm.memory.vectors import VectorsUnavailable
 
 B = TypeVar("B")
 
-ENCODE_AHEAD = 1
-"""Batches whose encode is queued beyond the one being written. 0 is the sequential path
-(stage, encode, write, then the next batch), which `scripts/bench/memory_speed.py`
-measures beside this one in the same run. More than 1 gains nothing: the model thread
-runs one job at a time, and every queued batch is memory held."""
+ENCODE_AHEAD = 0
+"""Batches whose encode is queued beyond the one being written; 0 is the sequential path
+(stage, encode, write, then the next batch). `scripts/bench/memory_speed.py` measures
+both in the same run. On this project's 2-core machine the encoder already takes both
+cores, so writing beside it only competed: 4 interleaved rounds (2026-12-03, others
+took 47% of the CPU) read 73/78/63/48 memories/s encoding one ahead against 99/83/63/62
+sequential (0.85x). Set 1 where more cores are free; more than 1 gains nothing, since
+the model thread runs one job at a time and every queued batch is memory held."""
 TOLERATED = (EmbeddingError, VectorsUnavailable)
 """A batch that fails with one of these can be left without vectors (a reindex repairs it)."""
 
