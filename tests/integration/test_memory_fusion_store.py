@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ducklm.config.settings import Settings, load_settings
-from ducklm.memory import MemoryStore, NewMemory, open_episodes, open_memory
+from ducklm.memory import MemoryStore, NewMemory, open_episodes, open_memory, pipeline
 from ducklm.memory.bm25 import BM25Index
 from ducklm.memory.store import INGEST_BATCH
 from ducklm.stores import open_database
@@ -113,10 +113,11 @@ async def test_add_many_writes_one_batch_per_transaction_encode_and_upsert(
 
 
 async def test_batches_encoded_ahead_keep_each_memory_with_its_own_vector(
-    store: MemoryStore,
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Batch n+1 encodes while batch n is written: a vector landing on the wrong record
     # would be found by another memory's exact text.
+    monkeypatch.setattr(pipeline, "ENCODE_AHEAD", 1)
     count = 2 * INGEST_BATCH + 5
     texts = [f"note {n}: {MEMORIES[n % len(MEMORIES)]}" for n in range(count)]
     records = await store.add_many([NewMemory(t, scope="global") for t in texts])

@@ -62,7 +62,8 @@ def ahead(depth: int) -> Iterator[None]:
 
 async def test_the_next_batch_encodes_before_this_one_is_written() -> None:
     steps = Steps()
-    await encode_ahead([0, 1, 2], stage=steps.stage, encode=steps.encode, write=steps.write)
+    with ahead(1):
+        await encode_ahead([0, 1, 2], stage=steps.stage, encode=steps.encode, write=steps.write)
     log = steps.log
     assert [e for e in log if e.startswith("written")] == ["written 0", "written 1", "written 2"]
     # batch 1's encode was queued before batch 0's vectors were written
@@ -100,7 +101,7 @@ async def test_without_failed_the_error_is_raised_and_queued_encodes_are_cancell
     async def broken(batch: int, vectors: Vectors) -> None:
         raise VectorsUnavailable("Qdrant is down")
 
-    with pytest.raises(VectorsUnavailable, match="Qdrant is down"):
+    with ahead(1), pytest.raises(VectorsUnavailable, match="Qdrant is down"):
         await encode_ahead([0, 1, 2], stage=steps.stage, encode=steps.encode, write=broken)
     assert steps.cancelled == [1]  # queued ahead, never needed
     assert "encode 2" not in steps.log
