@@ -32,7 +32,7 @@ from ducklm.models.answer_stream import AnswerStream, answer_message
 from ducklm.nodes.action_json import decide_with_directive, fill_arguments
 from ducklm.turn.action_decision import report_decision, report_message
 from ducklm.turn.planning.text import step_brief
-from ducklm.turn.prompting.context_cut import find_cut, prompt_report, retry_after_cut
+from ducklm.turn.prompting.context_cut import Outcome, ask_uncut, prompt_report
 from ducklm.turn.prompting.messages import offered_tools, role_request
 from ducklm.turn.shortcuts import NO_TOOL
 
@@ -97,7 +97,8 @@ async def _ask_with_tools(
     server's smaller window serves the calls after it (`ducklm.turn.prompting.context_cut`).
     """
     ctx = runtime.context
-    for shrink in (False, True):
+
+    async def ask(shrink: bool) -> Outcome[tuple[list[AIMessageChunk], AnswerStream]]:
         tools = offered_tools(state, ctx, shrink=shrink)
         model = ctx.models.with_tools("action", tools.tools)
         request = await role_request(
@@ -108,12 +109,10 @@ async def _ask_with_tools(
             AsyncGenerator[BaseMessageChunk], model.astream(request.messages, stream_usage=True)
         )
         chunks, answer = await _stream_reply(runtime, stream, request.messages, answer_streams)
-        said = prompt_report(chunks)
-        cut = await find_cut(ctx, "action", request, said) if said else None
         spoken = answer_streams and answer.streamed
-        if cut is None or not retry_after_cut(runtime, cut, shrunk=shrink, spoken=spoken):
-            break
-    return chunks, answer
+        return Outcome(request, prompt_report(chunks), (chunks, answer), spoken=spoken)
+
+    return await ask_uncut(runtime, "action", ask)
 
 
 async def _stream_reply(

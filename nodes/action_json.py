@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,7 +50,8 @@ from ducklm.turn.directive_schema import (
     directive_schema,
 )
 from ducklm.turn.planning.text import step_brief
-from ducklm.turn.prompting.messages import offered_tools, role_messages
+from ducklm.turn.prompting.context_cut import Outcome, ask_uncut
+from ducklm.turn.prompting.messages import RoleRequest, offered_tools, role_request
 from ducklm.turn.prompting.structured import (
     JSONReplyError,
     parse_json,
@@ -105,11 +107,14 @@ def _directive_system(state: DuckState, ctx: DuckContext, tools: ToolRegistry) -
 async def decide_with_directive(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
     """Ask the action role for a directive; turn its actions into tool calls."""
     ctx = runtime.context
-    tools = offered_tools(state, ctx)
-    system = _directive_system(state, ctx, tools) + step_brief(state)
-    system_message, *history = await role_messages(state, ctx, system, role="action")
-    messages = [system_message, *directive_examples(tools), *history]
-    asked = await _ask_with_repair(ctx, messages, tools, directive_schema(tools))
+
+    async def prompt(shrink: bool) -> _Prompt:
+        tools = offered_tools(state, ctx, shrink=shrink)
+        system = _directive_system(state, ctx, tools) + step_brief(state)
+        request = await role_request(state, ctx, system, role="action", shrink=shrink)
+        return _Prompt(request, directive_examples(tools), tools, directive_schema(tools))
+
+    asked = await _ask_with_repair(runtime, prompt)
     in_step = bool(state.current_step)
     update = _apply(asked.directive, runtime, in_step=in_step) if asked.directive else {}
     report_decision(
@@ -136,9 +141,14 @@ async def fill_arguments(
     offered = offered_tools(state, ctx)
     tools = offered.without(n for n in offered.names if n != selected.tool)
     system = _directive_system(state, ctx, tools)
-    system_message, *history = await role_messages(state, ctx, system, role="action")
-    messages = [system_message, *_nearest_examples(ctx, selected), *history]
-    asked = await _ask_with_repair(ctx, messages, tools, call_schema(tools))
+    examples = _nearest_examples(ctx, selected)
+
+    async def prompt(shrink: bool) -> _Prompt:
+        # Smaller history only: the one tool offered is the request's point.
+        request = await role_request(state, ctx, system, role="action", shrink=shrink)
+        return _Prompt(request, examples, tools, call_schema(tools))
+
+    asked = await _ask_with_repair(runtime, prompt)
     calls = asked.directive.calls if asked.directive else []
     if calls:
         names = await asyncio.to_thread(workspace_names, Path(state.workspace))
@@ -206,13 +216,41 @@ class Asked:
     """The directive is the answer to the repair request."""
 
 
+@dataclass(frozen=True)
+class _Prompt:
+    """One directive request: packed (`shrink`: smaller), and what it offers."""
+
+    request: RoleRequest
+    examples: list[BaseMessage]
+    """Example turns, between the system prompt and the history."""
+    tools: ToolRegistry
+    schema: dict[str, Any]
+
+    @property
+    def messages(self) -> list[BaseMessage]:
+        system_message, *history = self.request.messages
+        return [system_message, *self.examples, *history]
+
+
 async def _ask_with_repair(
-    ctx: DuckContext, messages: list[Any], tools: ToolRegistry, schema: dict[str, Any]
+    runtime: Runtime[DuckContext], prompt: Callable[[bool], Awaitable[_Prompt]]
 ) -> Asked:
-    """Ask for a directive under `schema`; an unusable one goes back once with its problem."""
-    problem = ""
+    """Ask for a directive; an unusable one goes back once with its problem.
+
+    The first request is asked again smaller when the server cut it (`ask_uncut`).
+    """
+    ctx = runtime.context
+
+    async def first(shrink: bool) -> Outcome[tuple[_Prompt, str | None, Directive | str]]:
+        packed = await prompt(shrink)
+        reply, text, directive = await _ask(ctx, packed.messages, packed.tools, packed.schema)
+        return Outcome(packed.request, reply, (packed, text, directive))
+
+    packed, text, directive = await ask_uncut(runtime, "action", first)
+    messages, problem = packed.messages, ""
     for attempt in range(2):
-        text, directive = await _ask(ctx, messages, tools, schema)
+        if attempt:
+            _, text, directive = await _ask(ctx, messages, packed.tools, packed.schema)
         if isinstance(directive, Directive):
             return Asked(directive, text or "", problem, repaired=attempt > 0)
         problem = directive
@@ -228,22 +266,22 @@ async def _ask_with_repair(
 
 async def _ask(
     ctx: DuckContext, messages: list[Any], tools: ToolRegistry, schema: dict[str, Any]
-) -> tuple[str | None, Directive | str]:
-    """The reply's text and its directive, or the problem with it (text `None`: cut off)."""
+) -> tuple[BaseMessage | None, str | None, Directive | str]:
+    """The reply, its text and its directive, or the problem with it (text `None`: cut off)."""
     name = "action_directive" if schema["title"] == "ActionDirective" else "tool_call"
     client = ctx.models.json_client("action", name, schema)
     limit = ctx.models.config("action").max_output_tokens
     try:
         reply = await client.ainvoke(messages)
     except openai.LengthFinishReasonError:  # the openai library parses response_format replies
-        return None, CUT_OFF.format(limit=limit)
+        return None, None, CUT_OFF.format(limit=limit)
     if reply.response_metadata.get("finish_reason") == "length":
-        return None, CUT_OFF.format(limit=limit)
+        return reply, None, CUT_OFF.format(limit=limit)
     text = reply.text
     try:
-        return text, parse_directive(text, tools)
+        return reply, text, parse_directive(text, tools)
     except DirectiveError as exc:
-        return text, str(exc)
+        return reply, text, str(exc)
 
 
 def _apply(directive: Directive, runtime: Runtime[DuckContext], *, in_step: bool) -> dict[str, Any]:

@@ -213,3 +213,55 @@ async def test_llama_servers_own_fields_reach_the_reply(llm: ScriptedLLM) -> Non
     said = prompt_report(streamed)
     assert said is not None
     assert prompt_seen(said) == PromptSeen(4000, truncated=True)
+
+
+JSON_ACTION = """
+defaults: {{base_url: {url}, model: scripted, api_key: test}}
+roles:
+  action: {{tool_mode: json, structured_output: json_schema}}
+"""
+
+
+def directive_requests(llm: ScriptedLLM) -> list[dict[str, Any]]:
+    """The action role's directive requests in json mode."""
+    return [
+        body
+        for body in llm.requests
+        if (body.get("response_format") or {}).get("json_schema", {}).get("name")
+        == "action_directive"
+    ]
+
+
+async def test_a_cut_directive_is_said_and_asked_again_smaller(
+    settings: Settings, llm: ScriptedLLM, tmp_path: Path
+) -> None:
+    """JSON tool mode: the first directive request is read as 3,000 tokens of about 9,000."""
+
+    def count_prompt(body: dict[str, Any]) -> int:
+        return 3000 if len(directive_requests(llm)) == 1 else cost(body)
+
+    llm.count_prompt = count_prompt
+    models = tmp_path / "models.yaml"
+    await asyncio.to_thread(models.write_text, JSON_ACTION.format(url=llm.base_url))
+    answer = reply(json.dumps({"tool": "answer"}))
+    llm.script(answer, answer, reply("Nothing here."))
+    roomy = settings.model_copy(
+        update={
+            "ctx_size": 16_384,
+            "max_input_tokens": 12_000,
+            "models_config": models,
+            "tool_selector": False,  # the model writes the whole directive
+        }
+    )
+    async with DuckLM.open(roomy) as duck:
+        result = await duck.run(HUGE_REQUEST, critic=False, memory=False)
+
+    assert result.status == "completed"
+    assert result.answer == "Nothing here."
+    [cut] = [e for e in result.events if e["type"] == "context_cut"]
+    assert cut["role"] == "action" and cut["action"] == "retried_smaller"
+    assert cut["seen"] == 3000 and cut["sent"] > 8000
+    first, retry = directive_requests(llm)
+    assert cost(retry) < cost(first) / 2
+    system = retry["messages"][0]["content"]
+    assert "file_read" in system and "list_dir" in system, "DuckLM's own tools are still offered"

@@ -6,15 +6,15 @@ gone on with in silence: a `context_cut` event says what was sent, what was seen
 window DuckLM believed in; the server's window is lowered to what it kept, so every later
 request fits it (the context node then folds the history that no longer fits into the
 summary); and the call is made once more, packed smaller, unless its answer has already
-reached the person.
+reached the person. `ask_uncut` is that loop, for any call that can be packed smaller.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.messages.ai import add_ai_message_chunks
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ducklm.turn.prompting.messages import RoleRequest
 
 log = logging.getLogger(__name__)
+R = TypeVar("R")
 
 CutAction = Literal["retried_smaller", "next_smaller", "none"]
 """What DuckLM did: made the call again packed smaller; could not (the answer had
@@ -70,6 +71,35 @@ async def find_cut(
     exact = isinstance(ctx.tokens, ServerTokenizer)
     least = least_read(request.tokens, request.tools_tokens, exact_count=exact)
     return ContextCut(role, request.sent, seen, served) if was_cut(least, seen, served) else None
+
+
+@dataclass(frozen=True)
+class Outcome(Generic[R]):
+    """One call as `ask_uncut` needs it: what was sent, what the server said, the result."""
+
+    request: RoleRequest
+    said: BaseMessage | None
+    """The reply, or the chunks that say what the server read (`prompt_report`)."""
+    result: R
+    spoken: bool = False
+    """Its answer already streamed to the person."""
+
+
+async def ask_uncut(
+    runtime: Runtime[DuckContext], role: RoleName, ask: Callable[[bool], Awaitable[Outcome[R]]]
+) -> R:
+    """`ask(shrink=False)`'s result, or when the server cut its prompt, `ask(shrink=True)`'s.
+
+    The cut is reported either way (`retry_after_cut`); the smaller call is not made when
+    the first one's answer already reached the person.
+    """
+    for shrink in (False, True):
+        asked = await ask(shrink)
+        said = asked.said
+        cut = await find_cut(runtime.context, role, asked.request, said) if said else None
+        if cut is None or not retry_after_cut(runtime, cut, shrunk=shrink, spoken=asked.spoken):
+            break
+    return asked.result
 
 
 def prompt_report(chunks: Iterable[AIMessageChunk]) -> AIMessageChunk | None:
