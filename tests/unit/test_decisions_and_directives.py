@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from ducklm.nodes.action_json import DirectiveError, parse_directive
 from ducklm.tools.hitl import (
     ActionRequest,
     Approve,
@@ -19,6 +18,7 @@ from ducklm.tools.hitl import (
     read_decisions,
 )
 from ducklm.tools.registry import default_tools
+from ducklm.turn.directive_parse import DirectiveError, parse_directive
 
 ACTION: ActionRequest = {"name": "file_write", "args": {"path": "a"}}
 REQUEST = build_request(

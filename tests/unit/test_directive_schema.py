@@ -8,9 +8,9 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 
-from ducklm.nodes.action_json import parse_directive
 from ducklm.tools.coder_tools import CODER_TOOL_NAMES
 from ducklm.tools.registry import ToolRegistry, default_tools
+from ducklm.turn.directive_parse import parse_directive
 from ducklm.turn.directive_schema import directive_examples, directive_schema
 from tests.support.snapshots import assert_snapshot
 
