@@ -29,6 +29,7 @@ from ducklm.server.schemas import (
 from ducklm.server.sse import event_stream, replay_stream
 from ducklm.server.tasks import TaskNotFound
 from ducklm.stores import TaskRecord
+from ducklm.tools.hitl import Answer
 
 router = APIRouter(prefix="/tasks", tags=["tasks"])
 _RUN_ON = event_stream_doc("The rest of the run's events, one SSE event each, until it ends.")
@@ -116,11 +117,7 @@ async def continue_task(task_id: Id, hub: Hub) -> EventSourceResponse:
 )
 async def give_password(task_id: Id, body: PasswordBody, hub: Hub) -> EventSourceResponse:
     """Give the sudo password (kept in memory only) or refuse it; stream the rest."""
-    try:
-        answer = body.answer()
-    except ValueError as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
-    return event_stream(await hub.answer(task_id, answer))
+    return event_stream(await hub.answer(task_id, _answer_of(body)))
 
 
 @router.post(
@@ -130,11 +127,16 @@ async def give_password(task_id: Id, body: PasswordBody, hub: Hub) -> EventSourc
 )
 async def answer_server(task_id: Id, body: ElicitBody, hub: Hub) -> EventSourceResponse:
     """Answer an MCP server's question (accept with the form, decline, cancel); stream on."""
+    answer = _answer_of(body)
+    return event_stream(await hub.answer(task_id, answer, interrupt_id=body.interrupt_id))
+
+
+def _answer_of(body: PasswordBody | ElicitBody) -> Answer:
+    """The body's typed answer; one that does not fit its own shape is a 422 saying why."""
     try:
-        answer = body.answer()
+        return body.answer()
     except ValueError as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
-    return event_stream(await hub.answer(task_id, answer, interrupt_id=body.interrupt_id))
 
 
 @router.post("/{task_id}/cancel", responses=errors(404, 409))
