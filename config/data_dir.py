@@ -67,6 +67,11 @@ class DataDir:
         return self.root / "server.json"
 
     @property
+    def browser_sessions(self) -> Path:
+        """`browser_sessions.json`: the web chat's logged-in browsers (digests, expiry)."""
+        return self.root / "browser_sessions.json"
+
+    @property
     def log(self) -> Path:
         """DuckLM's own log (rotated)."""
         return self.root / "ducklm.log"

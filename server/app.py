@@ -33,6 +33,7 @@ def create_app(settings: Settings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.token = await load_token(settings)
+        await app.state.logins.load()  # browsers logged in before a restart stay so
         async with DuckLM.open(settings) as duck:
             app.state.duck = duck
             # The embedding model loads behind the server, not before it (`/health` says).
@@ -59,7 +60,7 @@ def create_app(settings: Settings) -> FastAPI:
         redoc_url=None,
     )
     # Made here, not in the lifespan: `ducklm serve` makes its first code before serving.
-    app.state.logins = Logins()
+    app.state.logins = Logins(settings.files.browser_sessions)
     app.add_middleware(
         GuardMiddleware,
         allowed_hosts=settings.allowed_hosts,

@@ -2,21 +2,33 @@
 
 The flow, like Jupyter's: `ducklm serve` (or `ducklm open`, through `/v1/login-codes`
 with the bearer token) makes a one-time code and prints `<server>/login?code=...`;
-opening it sets the session cookie and goes on to the chat. The page then asks
-`/session` for the CSRF value it sends with each state-changing request.
+opening it sets the session cookie and goes on to the chat (or, with `&thread=ID`, to
+that conversation: `ducklm open THREAD`). The page then asks `/session` for the CSRF
+value it sends with each state-changing request. Sessions outlive a restart
+(`server/session.py`); `DELETE /v1/browser-sessions` (`ducklm open --revoke-all`) ends
+them all.
 """
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, Request, Response, status
+from typing import Annotated
+from urllib.parse import quote
+
+from fastapi import APIRouter, HTTPException, Query, Request, Response, status
 from fastapi.responses import JSONResponse, RedirectResponse
 from pydantic import BaseModel
 
 from ducklm.kit.token import same_token
+from ducklm.server.deps import Duck
+from ducklm.server.responses import errors
+from ducklm.server.schemas import MAX_ID_LENGTH
 from ducklm.server.session import CSRF_HEADER, browser_session, cookie_name, logins
 from ducklm.server.web import login_page
 
 USED_CODE = "That login link has expired or was already used: run `ducklm open` for a fresh one."
+# The conversation a login lands on: only checked for its length, since it only ever
+# goes into the chat's own URL fragment (quoted), never into a redirect to elsewhere.
+Thread = Annotated[str | None, Query(min_length=1, max_length=MAX_ID_LENGTH)]
 
 
 class LoginCode(BaseModel):
@@ -30,6 +42,13 @@ class LoginCode(BaseModel):
     """Seconds it stays usable (once)."""
 
 
+class RevokedSessions(BaseModel):
+    """What `DELETE /v1/browser-sessions` ended."""
+
+    revoked: int
+    """How many browser sessions were live (all of them are now logged out)."""
+
+
 def browser_router() -> APIRouter:
     """`/login`, `/session` and `/logout`: routes a browser reaches without the token."""
     router = APIRouter(include_in_schema=False)
@@ -40,29 +59,50 @@ def browser_router() -> APIRouter:
 
 
 def codes_router() -> APIRouter:
-    """`POST /login-codes`, to mount under `/v1` behind the bearer token only."""
+    """`POST /login-codes` and `DELETE /browser-sessions`: under `/v1`, bearer token only."""
     router = APIRouter(tags=["login"])
     router.add_api_route(
-        "/login-codes", new_login_code, methods=["POST"], status_code=201, response_model=LoginCode
+        "/login-codes",
+        new_login_code,
+        methods=["POST"],
+        status_code=201,
+        response_model=LoginCode,
+        responses=errors(404),
+    )
+    router.add_api_route(
+        "/browser-sessions", revoke_sessions, methods=["DELETE"], response_model=RevokedSessions
     )
     return router
 
 
-async def new_login_code(request: Request) -> LoginCode:
-    """A one-time code that logs a browser in (what `ducklm open` asks for)."""
+async def new_login_code(request: Request, duck: Duck, thread: Thread = None) -> LoginCode:
+    """A one-time code that logs a browser in (what `ducklm open [THREAD]` asks for).
+
+    With `thread`, the URL lands on that conversation (`404` if there is none).
+    """
+    if thread is not None and await duck.conversations.get(thread) is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no conversation with id {thread!r}")
     store = logins(request)
     code = store.new_code()
     url = f"{str(request.base_url).rstrip('/')}/login?code={code}"
+    if thread is not None:
+        url += f"&thread={quote(thread, safe='')}"
     return LoginCode(code=code, url=url, expires_in=int(store.code_ttl_s))
 
 
-async def login(request: Request, code: str = "") -> Response:
-    """Trade a one-time code for a session cookie, then go to the chat."""
+async def revoke_sessions(request: Request) -> RevokedSessions:
+    """Log every browser out, here and in the kept sessions file."""
+    return RevokedSessions(revoked=await logins(request).revoke_all())
+
+
+async def login(request: Request, code: str = "", thread: Thread = None) -> Response:
+    """Trade a one-time code for a session cookie, then go to the chat (or a conversation)."""
     store = logins(request)
-    session_id = store.redeem(code) if code else None
+    session_id = await store.redeem(code) if code else None
     if session_id is None:
         return await login_page(USED_CODE, status_code=status.HTTP_403_FORBIDDEN)
-    response = RedirectResponse("/", status_code=status.HTTP_303_SEE_OTHER)
+    landing = "/" if thread is None else f"/#/c/{quote(thread, safe='')}"
+    response = RedirectResponse(landing, status_code=status.HTTP_303_SEE_OTHER)
     response.headers["Cache-Control"] = "no-store"
     response.set_cookie(
         cookie_name(request),
@@ -99,7 +139,7 @@ async def logout(request: Request) -> Response:
         raise HTTPException(
             status.HTTP_403_FORBIDDEN, f"logging out needs the {CSRF_HEADER} header"
         )
-    logins(request).end(session_id)
+    await logins(request).end(session_id)
     response = Response(status_code=status.HTTP_204_NO_CONTENT)
     response.delete_cookie(name, path="/", httponly=True, samesite="strict")
     return response

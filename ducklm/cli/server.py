@@ -1,4 +1,4 @@
-"""`ducklm serve`, `ducklm open` and `ducklm token`: commands that do not open DuckLM.
+"""`ducklm serve` and `ducklm token` (and `open`, in `browser_login`): commands without DuckLM.
 
 The server's lifespan opens the runtime (and embedded Qdrant locks its folder for one
 process), so these run before, and instead of, the CLI's usual `DuckLM.open`.
@@ -15,12 +15,13 @@ import sys
 from collections.abc import Callable, Coroutine, Iterator
 from typing import TYPE_CHECKING, Any
 
+from ducklm.cli.browser_login import add_open_command, open_browser
 from ducklm.cli.exit_codes import EXIT_USAGE
 from ducklm.cli.llama import say
 from ducklm.cli.stopping import GRACE_S, Stopping
 from ducklm.config.settings import Settings
 from ducklm.models.local.autostart import local_server_for
-from ducklm.runtime.server_file import read_server_file, remove_server_file, write_server_file
+from ducklm.runtime.server_file import remove_server_file, write_server_file
 from ducklm.stores import require_database
 
 if TYPE_CHECKING:
@@ -43,12 +44,7 @@ def add_server_commands(sub: Any) -> None:
     serve.add_argument("--port", type=int, default=8000, help="port (8000; 0 picks a free one)")
     serve.add_argument("--open", action="store_true", help="log the web browser in once bound")
     serve.set_defaults(standalone_fn=cmd_serve)
-    opener = sub.add_parser(
-        "open",
-        help="log the web browser in to the running server (prints a fresh login URL)",
-    )
-    opener.add_argument("--no-browser", action="store_true", help="only print the URL")
-    opener.set_defaults(standalone_fn=cmd_open)
+    add_open_command(sub)
     token = sub.add_parser("token", help="print the API token clients send as a bearer token")
     token.set_defaults(standalone_fn=cmd_token)
 
@@ -161,62 +157,6 @@ def browse_host(bind: str) -> str:
     if bind == "::":
         return "[::1]"
     return f"[{bind}]" if ":" in bind else bind
-
-
-async def open_browser(url: str) -> None:
-    """Open `url` in the person's web browser (`BROWSER` chooses it), off the loop."""
-    import webbrowser  # noqa: PLC0415  only these commands need it
-
-    # It may start a browser process and wait for it: never on the event loop.
-    if not await asyncio.to_thread(webbrowser.open, url):
-        print("ducklm: found no web browser: open the URL yourself", file=sys.stderr)
-
-
-async def cmd_open(settings: Settings, args: argparse.Namespace) -> int:
-    """`ducklm open`: a fresh login URL from the running server, opened in the browser."""
-    from ducklm.kit.token import load_token  # noqa: PLC0415
-
-    running = await read_server_file(settings.data_dir)
-    token = await load_token(settings, create=False)
-    if running is None or token is None:
-        print(
-            f"ducklm: no server is running on {settings.data_dir}: start one with "
-            "`ducklm serve --open`",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
-    url = await _login_url(running.url, token)
-    if url is None:
-        return 1
-    print(url, flush=True)
-    if not args.no_browser:
-        await open_browser(url)
-    return 0
-
-
-async def _login_url(base: str, token: str) -> str | None:
-    """A login URL from the server at `base`, or `None` (said why on stderr)."""
-    import httpx  # noqa: PLC0415  only this command needs it
-
-    # trust_env off: the bearer token goes to this server, never to a configured proxy.
-    client = await asyncio.to_thread(httpx.AsyncClient, base_url=base, trust_env=False)
-    async with client:
-        try:
-            response = await client.post(
-                "/v1/login-codes", headers={"Authorization": f"Bearer {token}"}, timeout=10
-            )
-        except httpx.TransportError:
-            print(f"ducklm: the server at {base} does not answer: is it running?", file=sys.stderr)
-            return None
-    if response.status_code != 201:
-        print(
-            f"ducklm: the server at {base} refused a login code ({response.status_code}): "
-            "does it use the same DUCK_API_TOKEN (or data dir) as this command?",
-            file=sys.stderr,
-        )
-        return None
-    url: str = response.json()["url"]
-    return url
 
 
 async def cmd_token(settings: Settings, args: argparse.Namespace) -> int:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ducklm.config.data_dir import DataDir
-from ducklm.stores.private import FILE_MODE, make_private_dir
+from ducklm.stores.private import replace_private_file
 
 
 @dataclass(frozen=True)
@@ -57,14 +57,7 @@ async def remove_server_file(data_dir: Path, running: RunningServer) -> None:
 
 
 def _write(path: Path, running: RunningServer) -> None:
-    make_private_dir(path.parent)
-    partial = path.with_name(f".{path.name}.{running.pid}")
-    partial.unlink(missing_ok=True)
-    # Created owner-only, then renamed over the old file: a reader sees all or nothing.
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump({"url": running.url, "pid": running.pid}, handle)
-    partial.replace(path)
+    replace_private_file(path, json.dumps({"url": running.url, "pid": running.pid}))
 
 
 def _read(path: Path) -> RunningServer | None:

@@ -37,6 +37,21 @@ def create_private_file(path: Path) -> Path:
     return path
 
 
+def replace_private_file(path: Path, text: str) -> None:
+    """Write `text` to `path` whole: a 0600 file beside it, renamed over the old one.
+
+    A reader sees the old content or the new, never half of it; the file is owner-only
+    from its first byte (it is created so, not tightened after).
+    """
+    make_private_dir(path.parent)
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial.unlink(missing_ok=True)
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    partial.replace(path)
+
+
 def secure_data_dir(data_dir: Path) -> Path:
     """Make the data dir owner-only, and the files an older DuckLM left there too.
 
