@@ -60,6 +60,7 @@ from ducklm.stores import (
     RunRecord,
     TaskRecord,
 )
+from ducklm.stores.checkpoint_copy import copy_checkpoints
 from ducklm.stores.checkpoints import open_checkpointer
 from ducklm.tools.elicitation import check_elicit_answer
 from ducklm.tools.hitl import (
@@ -556,6 +557,26 @@ class DuckLM:
         await self._deps.stores.conversations.delete(thread_id)
         if self._deps.context.episodes is not None:
             await self._deps.context.episodes.delete_conversation(thread_id)
+
+    async def copy_thread(self, source: str, target: str) -> bool:
+        """A new conversation `target`: the checkpoints, title and workspace of `source`.
+
+        The copy's history is the source's (every checkpoint, so it can be forked and
+        replayed); its audit starts empty: the source's tasks, runs and events (and the
+        undo of their file changes) stay with the source alone. `False` if `source` is
+        not a conversation.
+        """
+        original = await self._deps.stores.conversations.get(source)
+        if original is None:
+            return False
+        conversations = self._deps.stores.conversations
+        await conversations.create(target, title=original.title, workspace=original.workspace)
+        try:
+            await copy_checkpoints(self.graph.checkpointer, source, target)  # type: ignore[arg-type]
+        except BaseException:
+            await conversations.delete(target)
+            raise
+        return True
 
     async def reindex_episodes(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Index every conversation's messages again from the checkpoints; the count."""

@@ -9,18 +9,37 @@ the door's metadata table on `app.state.duck`. The app adds authentication and c
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import APIRouter, Depends, FastAPI
 
-from ducklm.server.agent_protocol import assistants, background, runs, state, threads
+from ducklm.server.agent_protocol import (
+    assistant_graph,
+    assistants,
+    background,
+    runs,
+    state,
+    store_routes,
+    threads,
+)
+from ducklm.server.agent_protocol.assistant_store import AssistantStore
+from ducklm.server.agent_protocol.crons import routes as crons
+from ducklm.server.agent_protocol.crons.firing import CronRuns
+from ducklm.server.agent_protocol.crons.scheduler import CronScheduler
+from ducklm.server.agent_protocol.crons.store import CronStore
 from ducklm.server.agent_protocol.deps import Door
 from ducklm.server.agent_protocol.joining import RunStreams
 from ducklm.server.agent_protocol.multitask import RunQueue
+from ducklm.server.agent_protocol.retention import sweep_forever
 from ducklm.server.agent_protocol.run_store import RunStore
 from ducklm.server.agent_protocol.store import ThreadStore
+from ducklm.server.agent_protocol.store_index import StoreIndex
+from ducklm.server.agent_protocol.store_items import StoreItems
+from ducklm.server.agent_protocol.thread_ttl import TtlStore
+from ducklm.server.agent_protocol.webhooks.delivery import Webhooks
 from ducklm.server.deps import single_query_values
 from ducklm.server.responses import GUARDED, errors
 from ducklm.server.routes.status import VERSION
@@ -39,7 +58,16 @@ def agent_protocol_router() -> APIRouter:
         # Unknown query parameters pass: LangGraph clients send some DuckLM has no use for.
         dependencies=[Depends(single_query_values)],
     )
-    for module in (assistants, threads, state, runs, background):
+    for module in (
+        assistants,
+        assistant_graph,
+        threads,
+        state,
+        runs,
+        background,
+        crons,
+        store_routes,
+    ):
         router.include_router(module.router)
     return router
 
@@ -47,17 +75,34 @@ def agent_protocol_router() -> APIRouter:
 @asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     # The runs are the hub's: the app's lifespan cancels them at shutdown.
-    database = app.state.duck.database
+    duck = app.state.duck
+    database = duck.database
     queue = RunQueue(app.state.hub)
-    app.state.agent_protocol = Door(
+    scheduler = CronScheduler(await CronStore.open(database))
+    door = app.state.agent_protocol = Door(
         threads=await ThreadStore.open(database),
         runs=await RunStore.open(database),
         streams=RunStreams(),
         queue=queue,
+        store_items=StoreItems(duck.context.memory, await StoreIndex.open(database), duck.settings),
         started_at=time.time(),
         version=VERSION,
+        assistants=await AssistantStore.open(database),
+        ttl=await TtlStore.open(database),
+        crons=scheduler.store,
+        scheduler=scheduler,
+        webhooks=await Webhooks.open(database),
+    )
+    # Crons missed while no server ran fire once now (`crons/scheduler.py`).
+    scheduler.start(CronRuns(app.state.duck, app.state.hub, door))
+    sweeper = asyncio.create_task(
+        sweep_forever(duck=duck, door=door, hub=app.state.hub), name="ducklm-thread-ttl"
     )
     try:
         yield
     finally:
+        sweeper.cancel()
+        await asyncio.gather(sweeper, return_exceptions=True)
+        await scheduler.close()
         await queue.close()  # enqueued runs never start: they are refused as the hub stops
+        await door.webhooks.close()

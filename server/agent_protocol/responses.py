@@ -25,19 +25,57 @@ class Info(BaseModel):
     host: dict[str, str | None]
 
 
-class Assistant(BaseModel):
-    """The one assistant: the graph `ducklm`."""
+class AssistantVersionView(BaseModel):
+    """One version of an assistant (a named configuration of the graph `ducklm`)."""
 
     assistant_id: str
     graph_id: str
     name: str
-    description: str
+    description: str | None
     config: dict[str, Any]
     context: dict[str, Any]
     metadata: dict[str, Any]
     version: int
     created_at: str
+
+
+class Assistant(AssistantVersionView):
+    """An assistant: the graph's own one, or a client's, at its current version."""
+
     updated_at: str
+
+
+class AssistantGraph(BaseModel):
+    """The graph as Studio draws it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    nodes: list[dict[str, Any]]
+    edges: list[dict[str, Any]]
+
+
+class GraphSchemas(BaseModel):
+    """A graph's JSON schemas (`None` where LangGraph cannot build one)."""
+
+    input_schema: dict[str, Any] | None
+    output_schema: dict[str, Any] | None
+    state_schema: dict[str, Any] | None
+    config_schema: dict[str, Any] | None
+    context_schema: dict[str, Any] | None
+
+
+class AssistantSchemas(GraphSchemas):
+    """The assistant's graph and its JSON schemas."""
+
+    graph_id: str
+
+
+class ThreadTtlView(BaseModel):
+    """A thread's time to live (`GET /threads/{id}?include=ttl`)."""
+
+    strategy: str
+    ttl_minutes: float
+    expires_at: str
 
 
 class InterruptView(BaseModel):
@@ -68,6 +106,8 @@ class Thread(BaseModel):
     values: dict[str, Any] | None
     interrupts: dict[str, list[InterruptView]]
     error: RunFailure | None
+    ttl: ThreadTtlView | None = None
+    """Only with `include=ttl`, and only on a thread that has one."""
 
 
 class SelectedThread(Thread):

@@ -1,6 +1,8 @@
 """From a run request to a `RunSpec`: the checks that answer 4xx before a run starts.
 
-- an unknown assistant is `404`, an unknown thread `404` (unless `if_not_exists: create`);
+- an unknown assistant is `404`; a client's assistant fills in what the request leaves
+  unset (`assistant_config.py`); an unknown thread `404` (unless `if_not_exists: create`);
+- a `webhook` the URL policy refuses is `422` saying why (`webhooks/policy.py`);
 - a resume while the thread waits for nothing is `409`, and a thread-less resume `400`;
 - new input while the thread waits at a question is `409`, as a new `/v1` message is:
   agent-chat-ui answers a pending tool call with a made-up "Successfully handled tool
@@ -31,11 +33,16 @@ from langgraph.types import Command
 
 from ducklm.runtime.facade import DuckLM, NotWaitingError
 from ducklm.runtime.runner import GraphOptions
+from ducklm.server.agent_protocol.assistant_config import (
+    graph_metadata,
+    run_assistant,
+    with_assistant,
+)
 from ducklm.server.agent_protocol.catalog import GRAPH_METADATA, create_thread, find_thread
 from ducklm.server.agent_protocol.deps import Door
-from ducklm.server.agent_protocol.identity import GRAPH_ID, is_assistant
 from ducklm.server.agent_protocol.inbox import as_decisions
 from ducklm.server.agent_protocol.schemas import RunCreate, StreamMode
+from ducklm.server.agent_protocol.webhooks.policy import WebhookRefused, check_webhook
 from ducklm.server.agent_protocol.workspace import allowed_values
 from ducklm.tools.elicitation import read_elicit_answer
 from ducklm.tools.hitl import (
@@ -90,7 +97,9 @@ async def thread_run(
     door: Door,
 ) -> RunSpec:
     """The run of `body` on `thread_id`; creates the thread if asked to."""
-    _check_assistant(body.assistant_id)
+    assistant = await run_assistant(body.assistant_id, door.assistants)
+    body = with_assistant(body, assistant)
+    check_run_webhook(body.webhook, duck)
     if await find_thread(thread_id, duck, door.threads) is None:
         if body.if_not_exists != "create":
             raise HTTPException(404, f"Thread with ID {thread_id} not found")
@@ -98,7 +107,7 @@ async def thread_run(
         await create_thread(thread_id, {}, duck, door.threads)
     elif body.input is not None:
         await _check_not_waiting(body.input, thread_id, duck)
-    await door.threads.merge(thread_id, {**(body.metadata or {}), **GRAPH_METADATA})
+    await door.threads.merge(thread_id, {**(body.metadata or {}), **graph_metadata(assistant)})
     return await _spec(body, thread_id, modes, duck)
 
 
@@ -106,13 +115,15 @@ async def stateless_run(
     body: RunCreate, modes: tuple[StreamMode, ...], *, duck: DuckLM, door: Door
 ) -> RunSpec:
     """The run of `body` on a new thread, deleted afterwards unless `on_completion: keep`."""
-    _check_assistant(body.assistant_id)
+    assistant = await run_assistant(body.assistant_id, door.assistants)
+    body = with_assistant(body, assistant)
+    check_run_webhook(body.webhook, duck)
     if body.command is not None and body.command.resume is not None:
         raise HTTPException(400, RESUME_NEEDS_THREAD)
     thread_id = str(uuid.uuid4())
     keep = body.on_completion == "keep"
     if keep:
-        metadata = {**GRAPH_METADATA, **(body.metadata or {})}
+        metadata = {**graph_metadata(assistant), **(body.metadata or {})}
         await create_thread(thread_id, metadata, duck, door.threads)
     return await _spec(body, thread_id, modes, duck, temporary=not keep)
 
@@ -248,9 +259,14 @@ def _tool_answers(values: dict[str, Any]) -> list[str]:
     return found
 
 
-def _check_assistant(assistant_id: str) -> None:
-    if not is_assistant(assistant_id):
-        raise HTTPException(404, f"assistant {assistant_id} not found: use {GRAPH_ID!r}")
+def check_run_webhook(url: str | None, duck: DuckLM) -> None:
+    """A `422` saying why, when a run (or a cron) names a webhook the policy refuses."""
+    if url is None:
+        return
+    try:
+        check_webhook(url, duck.settings.webhook_hosts)
+    except WebhookRefused as exc:
+        raise HTTPException(422, str(exc)) from None
 
 
 def _check_uuid(thread_id: str) -> None:

@@ -1,8 +1,9 @@
 """Request bodies of the Agent Protocol subset DuckLM serves.
 
 Field names and defaults follow the LangGraph server's OpenAPI. Fields DuckLM does not
-act on (webhooks, TTLs, LangSmith tracing...) are accepted and ignored, as clients send
-them by default; wrong types and unknown stream modes are `422`.
+act on (TTLs, LangSmith tracing...) are accepted and ignored, as clients send them by
+default; wrong types and unknown stream modes are `422`. A run's `webhook` is checked
+against the URL policy (`webhooks/policy.py`) before the run exists.
 """
 
 from __future__ import annotations
@@ -43,14 +44,12 @@ class CheckpointRef(Body):
     checkpoint_ns: str = ""
 
 
-class AssistantSearch(Body):
-    """`POST /assistants/search`."""
+class ThreadTtl(Body):
+    """A thread's time to live: minutes without activity, then the thread goes."""
 
-    graph_id: str | None = None
-    name: str | None = None
-    metadata: dict[str, Any] | None = None
-    limit: int = Field(default=10, ge=1, le=1000)
-    offset: int = Field(default=0, ge=0)
+    ttl: float = Field(gt=0)
+    """Minutes."""
+    strategy: Literal["delete", "keep_latest"] = "delete"
 
 
 class ThreadCreate(Body):
@@ -60,6 +59,7 @@ class ThreadCreate(Body):
     metadata: dict[str, Any] | None = None
     if_exists: Literal["raise", "do_nothing"] = "raise"
     supersteps: list[Any] | None = None
+    ttl: ThreadTtl | None = None
 
     @model_validator(mode="after")
     def _no_supersteps(self) -> ThreadCreate:
@@ -69,18 +69,24 @@ class ThreadCreate(Body):
 
 
 class ThreadPatch(Body):
-    """`PATCH /threads/{thread_id}`: metadata merged into the thread's."""
+    """`PATCH /threads/{thread_id}`: metadata merged into the thread's, a new TTL."""
 
-    metadata: dict[str, Any]
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    ttl: ThreadTtl | None = None
 
 
-class ThreadSearch(Body):
-    """`POST /threads/search`."""
+class ThreadCount(Body):
+    """`POST /threads/count`: the filters of a search."""
 
     ids: list[str] | None = None
     metadata: dict[str, Any] | None = None
     values: dict[str, Any] | None = None
     status: ThreadStatusFilter | None = None
+
+
+class ThreadSearch(ThreadCount):
+    """`POST /threads/search`."""
+
     limit: int = Field(default=10, ge=1, le=1000)
     offset: int = Field(default=0, ge=0)
     sort_by: Literal["thread_id", "created_at", "updated_at", "state_updated_at", "status"] = (
@@ -150,6 +156,8 @@ class RunCreate(Body):
     multitask_strategy: MultitaskStrategy = "reject"
     stream_resumable: bool = False
     """Keep the run's events after its end, for a client that joins late (`joining.py`)."""
+    webhook: str | None = Field(default=None, min_length=1)
+    """Where the run's outcome is POSTed when it ends (`webhooks/`)."""
 
     @model_validator(mode="after")
     def _command_wins(self) -> RunCreate:

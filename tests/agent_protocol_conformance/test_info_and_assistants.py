@@ -32,9 +32,6 @@ async def test_assistants_search_finds_the_graph(client: LangGraphClient, target
     assert len(await client.assistants.search(limit=1)) == 1
 
 
-@pytest.mark.missing_on(
-    "ducklm", "POST /assistants/search with an unknown graph_id answers [] (reference: 404)"
-)
 async def test_search_by_an_unknown_graph_is_404(client: LangGraphClient) -> None:
     with pytest.raises(NotFoundError):
         await client.assistants.search(graph_id=f"no-such-graph-{uuid.uuid4().hex}")
@@ -56,7 +53,6 @@ async def test_unknown_assistant_is_404(client: LangGraphClient, http: httpx.Asy
     assert isinstance(response.json()["detail"], str)
 
 
-@pytest.mark.missing_on("ducklm", "no GET /assistants/{id}/graph or /schemas (Studio's graph view)")
 async def test_assistant_graph_and_schemas(client: LangGraphClient, target: Target) -> None:
     [first, *_] = await client.assistants.search(graph_id=target.assistant)
     graph = await client.assistants.get_graph(first["assistant_id"])
@@ -66,9 +62,6 @@ async def test_assistant_graph_and_schemas(client: LangGraphClient, target: Targ
     assert isinstance(schemas["state_schema"], dict)
 
 
-@pytest.mark.missing_on(
-    "ducklm", "no POST /assistants, PATCH, DELETE, /assistants/{id}/versions, /latest"
-)
 async def test_assistants_create_update_versions_delete(
     client: LangGraphClient, target: Target
 ) -> None:

@@ -96,7 +96,6 @@ async def test_search_by_values(client: LangGraphClient, target: Target) -> None
     assert await client.threads.search(values={**fields, "no-such-field": 1}) == []
 
 
-@pytest.mark.missing_on("ducklm", "no POST /threads/count")
 async def test_count(client: LangGraphClient) -> None:
     tag = uuid.uuid4().hex
     await new_thread(client, suite=tag)
@@ -105,7 +104,6 @@ async def test_count(client: LangGraphClient) -> None:
     assert await client.threads.count(metadata={"suite": tag}, status="busy") == 0
 
 
-@pytest.mark.missing_on("ducklm", "no POST /threads/{id}/copy")
 async def test_copy_keeps_the_state(client: LangGraphClient, target: Target) -> None:
     thread_id = await new_thread(client)
     done = await client.runs.wait(thread_id, target.assistant, input=hello(), **run_options(target))
