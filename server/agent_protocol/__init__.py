@@ -22,24 +22,16 @@ from ducklm.server.agent_protocol import (
     background,
     runs,
     state,
-    store_routes,
     threads,
 )
 from ducklm.server.agent_protocol.assistant_store import AssistantStore
-from ducklm.server.agent_protocol.crons import routes as crons
-from ducklm.server.agent_protocol.crons.firing import CronRuns
-from ducklm.server.agent_protocol.crons.scheduler import CronScheduler
-from ducklm.server.agent_protocol.crons.store import CronStore
 from ducklm.server.agent_protocol.deps import Door
 from ducklm.server.agent_protocol.joining import RunStreams
 from ducklm.server.agent_protocol.multitask import RunQueue
 from ducklm.server.agent_protocol.retention import sweep_forever
 from ducklm.server.agent_protocol.run_store import RunStore
 from ducklm.server.agent_protocol.store import ThreadStore
-from ducklm.server.agent_protocol.store_index import StoreIndex
-from ducklm.server.agent_protocol.store_items import StoreItems
 from ducklm.server.agent_protocol.thread_ttl import TtlStore
-from ducklm.server.agent_protocol.webhooks.delivery import Webhooks
 from ducklm.server.deps import single_query_values
 from ducklm.server.responses import GUARDED, errors
 from ducklm.server.routes.status import VERSION
@@ -58,16 +50,7 @@ def agent_protocol_router() -> APIRouter:
         # Unknown query parameters pass: LangGraph clients send some DuckLM has no use for.
         dependencies=[Depends(single_query_values)],
     )
-    for module in (
-        assistants,
-        assistant_graph,
-        threads,
-        state,
-        runs,
-        background,
-        crons,
-        store_routes,
-    ):
+    for module in (assistants, assistant_graph, threads, state, runs, background):
         router.include_router(module.router)
     return router
 
@@ -75,34 +58,24 @@ def agent_protocol_router() -> APIRouter:
 @asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     # The runs are the hub's: the app's lifespan cancels them at shutdown.
-    duck = app.state.duck
-    database = duck.database
+    database = app.state.duck.database
     queue = RunQueue(app.state.hub)
-    scheduler = CronScheduler(await CronStore.open(database))
-    door = app.state.agent_protocol = Door(
+    app.state.agent_protocol = door = Door(
         threads=await ThreadStore.open(database),
         runs=await RunStore.open(database),
         streams=RunStreams(),
         queue=queue,
-        store_items=StoreItems(duck.context.memory, await StoreIndex.open(database), duck.settings),
         started_at=time.time(),
         version=VERSION,
         assistants=await AssistantStore.open(database),
         ttl=await TtlStore.open(database),
-        crons=scheduler.store,
-        scheduler=scheduler,
-        webhooks=await Webhooks.open(database),
     )
-    # Crons missed while no server ran fire once now (`crons/scheduler.py`).
-    scheduler.start(CronRuns(app.state.duck, app.state.hub, door))
     sweeper = asyncio.create_task(
-        sweep_forever(duck=duck, door=door, hub=app.state.hub), name="ducklm-thread-ttl"
+        sweep_forever(duck=app.state.duck, door=door, hub=app.state.hub), name="ducklm-thread-ttl"
     )
     try:
         yield
     finally:
         sweeper.cancel()
         await asyncio.gather(sweeper, return_exceptions=True)
-        await scheduler.close()
         await queue.close()  # enqueued runs never start: they are refused as the hub stops
-        await door.webhooks.close()

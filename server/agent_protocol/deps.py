@@ -3,24 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 
 from ducklm.server.agent_protocol.assistant_store import AssistantStore
 from ducklm.server.agent_protocol.catalog import find_thread
-from ducklm.server.agent_protocol.crons.store import CronStore
 from ducklm.server.agent_protocol.joining import RunStreams
 from ducklm.server.agent_protocol.multitask import RunQueue
 from ducklm.server.agent_protocol.run_store import RunStore
 from ducklm.server.agent_protocol.store import ThreadRecord, ThreadStore
-from ducklm.server.agent_protocol.store_items import StoreItems
 from ducklm.server.agent_protocol.thread_ttl import TtlStore
-from ducklm.server.agent_protocol.webhooks.delivery import Webhooks
 from ducklm.server.deps import Duck, Hub
-
-if TYPE_CHECKING:  # the scheduler fires runs of the door: it imports this module
-    from ducklm.server.agent_protocol.crons.scheduler import CronScheduler
 
 
 @dataclass(frozen=True)
@@ -35,8 +29,6 @@ class Door:
     """The runs a client can follow (running, enqueued, recently ended)."""
     queue: RunQueue
     """The runs enqueued on busy threads."""
-    store_items: StoreItems
-    """The Store API's items: DuckLM's memories (`store_items.py`)."""
     started_at: float
     """When the door opened (the assistant's `created_at`)."""
     version: str
@@ -45,12 +37,6 @@ class Door:
     """The assistants clients created (the graph's own one is not stored)."""
     ttl: TtlStore
     """The threads' times to live."""
-    crons: CronStore
-    """The crons (`crons/`)."""
-    scheduler: CronScheduler
-    """Fires the crons' runs; routes wake it when a cron changes."""
-    webhooks: Webhooks
-    """Sends runs' outcomes to their webhooks (`webhooks/`)."""
 
 
 async def get_door(request: Request) -> Door:
