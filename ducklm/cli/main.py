@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ducklm.cli.chat import cmd_chat, cmd_password, cmd_resume
 from ducklm.cli.console import EXIT_CODES
 from ducklm.cli.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
+from ducklm.cli.exports import add_export_commands
 from ducklm.cli.learning import add_learning_commands
 from ducklm.cli.llama import add_llama_commands
 from ducklm.cli.mcp import add_mcp_commands
@@ -192,6 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_server_commands(sub)
     add_llama_commands(sub)
     add_undo_command(sub)
+    add_export_commands(sub)
     add_mcp_commands(sub)
     return parser
 

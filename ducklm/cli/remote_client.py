@@ -63,6 +63,15 @@ class DuckServer:
         _raise_for(response)
         return response.json() if response.content else None
 
+    async def text(self, path: str, **kwargs: Any) -> str:
+        """One GET whose answer is text, not JSON (an export); raises as `call`."""
+        try:
+            response = await self._client.get(path, timeout=CALL_TIMEOUT, **kwargs)
+        except httpx.TransportError as exc:
+            raise ServerFailed(f"the server at {self.url} did not answer ({exc!r})") from None
+        _raise_for(response)
+        return response.text
+
     async def events(self, path: str, body: dict[str, Any] | None) -> AsyncIterator[dict[str, Any]]:
         """POST `body` (JSON, or nothing) to an SSE endpoint; yield each event it sends.
 

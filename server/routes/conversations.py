@@ -33,7 +33,7 @@ async def create_conversation(body: NewConversation, duck: Duck) -> Conversation
 @router.get("/{conversation_id}", responses=errors(404))
 async def get_conversation(conversation_id: Id, duck: Duck) -> ConversationDetail:
     """The conversation with its messages and the task still open in it, if any."""
-    conversation = await _conversation(duck, conversation_id)
+    conversation = await find_conversation(duck, conversation_id)
     messages = [m for m in map(message_view, await duck.messages(conversation_id)) if m]
     latest = await duck.tasks(conversation_id, limit=1)
     active = latest[0] if latest and latest[0].is_open else None
@@ -55,7 +55,7 @@ async def get_transcript(conversation_id: Id, duck: Duck) -> TranscriptView:
     Beyond the stored messages: a stopped answer's partial text, a failed turn's error,
     how each tool call was decided, and the questions asked with their answers.
     """
-    await _conversation(duck, conversation_id)
+    await find_conversation(duck, conversation_id)
     exchanges = await duck.transcript(conversation_id)
     return TranscriptView(
         conversation_id=conversation_id, exchanges=[exchange_view(e) for e in exchanges]
@@ -67,9 +67,9 @@ async def rename_conversation(
     conversation_id: Id, body: ConversationPatch, duck: Duck
 ) -> Conversation:
     """Set the title."""
-    await _conversation(duck, conversation_id)
+    await find_conversation(duck, conversation_id)
     await duck.conversations.rename(conversation_id, body.title)
-    return await _conversation(duck, conversation_id)
+    return await find_conversation(duck, conversation_id)
 
 
 @router.delete(
@@ -77,7 +77,7 @@ async def rename_conversation(
 )
 async def delete_conversation(conversation_id: Id, duck: Duck, hub: Hub) -> Response:
     """Forget the conversation: its messages, tasks and events (memories stay)."""
-    await _conversation(duck, conversation_id)
+    await find_conversation(duck, conversation_id)
     if hub.live_in(conversation_id) is not None:
         raise HTTPException(
             status.HTTP_409_CONFLICT, "the conversation is running a task: cancel it first"
@@ -86,7 +86,8 @@ async def delete_conversation(conversation_id: Id, duck: Duck, hub: Hub) -> Resp
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
-async def _conversation(duck: DuckLM, conversation_id: str) -> Conversation:
+async def find_conversation(duck: DuckLM, conversation_id: str) -> Conversation:
+    """The conversation `conversation_id`, else a `404` that names it."""
     found = await duck.conversations.get(conversation_id)
     if found is None:
         raise HTTPException(

@@ -1,0 +1,78 @@
+"""A conversation as a file and back: `GET .../export?format=md|jsonl`, `POST .../import`."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, HTTPException, Query, Response, status
+from pydantic import BaseModel, Field
+
+from ducklm.kit.workspaces import requested_workspace
+from ducklm.runtime.exports import BadImport, import_conversation, read_jsonl
+from ducklm.runtime.exports.jsonl import jsonl_export
+from ducklm.runtime.exports.markdown import markdown_export
+from ducklm.server.deps import Duck
+from ducklm.server.responses import errors
+from ducklm.server.routes.conversations import find_conversation
+from ducklm.server.schemas import Id
+from ducklm.stores import Conversation
+
+router = APIRouter(prefix="/conversations", tags=["conversations"])
+
+ExportFormat = Literal["md", "jsonl"]
+MEDIA_TYPES = {"md": "text/markdown; charset=utf-8", "jsonl": "application/jsonl; charset=utf-8"}
+EXPORTED = {
+    200: {
+        "description": "The conversation as a file (`Content-Disposition: attachment`).",
+        "content": {"text/markdown": {}, "application/jsonl": {}},
+    }
+}
+
+
+class ImportRequest(BaseModel):
+    """A JSONL export to read back as a new conversation."""
+
+    jsonl: str = Field(min_length=1)
+    """The file's text, as `GET /v1/conversations/{id}/export?format=jsonl` wrote it."""
+    workspace: str | None = None
+    """An allowed workspace for it (the exported one is not taken from the file)."""
+
+
+@router.get(
+    "/{conversation_id}/export",
+    response_class=Response,
+    responses={**EXPORTED, **errors(404)},
+)
+async def export_conversation(
+    conversation_id: Id, duck: Duck, format: Annotated[ExportFormat, Query()] = "md"
+) -> Response:
+    """The conversation as Markdown (for people) or JSONL (messages, calls, events)."""
+    conversation = await find_conversation(duck, conversation_id)
+    exchanges = await duck.transcript(conversation_id)
+    write = markdown_export if format == "md" else jsonl_export
+    text = write(conversation, exchanges, time.time())
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", conversation_id)[:80]
+    disposition = f'attachment; filename="ducklm-{name}.{format}"'
+    return Response(
+        text,
+        media_type=MEDIA_TYPES[format],
+        headers={"Content-Disposition": disposition, "Cache-Control": "no-store"},
+    )
+
+
+@router.post("/import", status_code=status.HTTP_201_CREATED, responses=errors(422))
+async def import_jsonl(body: ImportRequest, duck: Duck) -> Conversation:
+    """A new conversation from a JSONL export: its messages as history, nothing run again.
+
+    A bad file is a `422` naming the line; nothing of it is kept.
+    """
+    try:
+        found = read_jsonl(body.jsonl)
+    except BadImport as exc:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT, f"cannot import: {exc}"
+        ) from None
+    workspace = await requested_workspace(duck.settings, body.workspace)
+    return await import_conversation(duck, found, workspace=workspace)
