@@ -135,6 +135,9 @@ class Settings(BaseSettings):
     trusted_proxies: Annotated[list[str], NoDecode] = Field(default_factory=list)
     """Addresses of reverse proxies whose `X-Forwarded-For` / `-Proto` are believed
     (comma-separated); unset: those headers are ignored, from loopback clients too."""
+    webhook_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    """Hosts besides loopback that Agent Protocol runs may send webhooks to, over https
+    only (comma-separated); unset: loopback only."""
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     """Request bodies larger than this are refused with 413."""
     api_docs: bool = False
@@ -147,7 +150,12 @@ class Settings(BaseSettings):
     """With the server's pruning: delete only checkpoints older than this many days."""
 
     @field_validator(
-        "allowed_hosts", "allowed_origins", "trusted_proxies", "workspaces", mode="before"
+        "allowed_hosts",
+        "allowed_origins",
+        "trusted_proxies",
+        "workspaces",
+        "webhook_hosts",
+        mode="before",
     )
     @classmethod
     def _comma_list(cls, value: object) -> object:

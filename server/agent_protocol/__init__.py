@@ -25,6 +25,10 @@ from ducklm.server.agent_protocol import (
     threads,
 )
 from ducklm.server.agent_protocol.assistant_store import AssistantStore
+from ducklm.server.agent_protocol.crons import routes as crons
+from ducklm.server.agent_protocol.crons.firing import CronRuns
+from ducklm.server.agent_protocol.crons.scheduler import CronScheduler
+from ducklm.server.agent_protocol.crons.store import CronStore
 from ducklm.server.agent_protocol.deps import Door
 from ducklm.server.agent_protocol.joining import RunStreams
 from ducklm.server.agent_protocol.multitask import RunQueue
@@ -32,6 +36,7 @@ from ducklm.server.agent_protocol.retention import sweep_forever
 from ducklm.server.agent_protocol.run_store import RunStore
 from ducklm.server.agent_protocol.store import ThreadStore
 from ducklm.server.agent_protocol.thread_ttl import TtlStore
+from ducklm.server.agent_protocol.webhooks.delivery import Webhooks
 from ducklm.server.deps import single_query_values
 from ducklm.server.responses import GUARDED, errors
 from ducklm.server.routes.status import VERSION
@@ -50,7 +55,7 @@ def agent_protocol_router() -> APIRouter:
         # Unknown query parameters pass: LangGraph clients send some DuckLM has no use for.
         dependencies=[Depends(single_query_values)],
     )
-    for module in (assistants, assistant_graph, threads, state, runs, background):
+    for module in (assistants, assistant_graph, threads, state, runs, background, crons):
         router.include_router(module.router)
     return router
 
@@ -60,6 +65,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     # The runs are the hub's: the app's lifespan cancels them at shutdown.
     database = app.state.duck.database
     queue = RunQueue(app.state.hub)
+    scheduler = CronScheduler(await CronStore.open(database))
     app.state.agent_protocol = door = Door(
         threads=await ThreadStore.open(database),
         runs=await RunStore.open(database),
@@ -69,7 +75,12 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         version=VERSION,
         assistants=await AssistantStore.open(database),
         ttl=await TtlStore.open(database),
+        crons=scheduler.store,
+        scheduler=scheduler,
+        webhooks=await Webhooks.open(database),
     )
+    # Crons missed while no server ran fire once now (`crons/scheduler.py`).
+    scheduler.start(CronRuns(app.state.duck, app.state.hub, door))
     sweeper = asyncio.create_task(
         sweep_forever(duck=app.state.duck, door=door, hub=app.state.hub), name="ducklm-thread-ttl"
     )
@@ -78,4 +89,6 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     finally:
         sweeper.cancel()
         await asyncio.gather(sweeper, return_exceptions=True)
+        await scheduler.close()
         await queue.close()  # enqueued runs never start: they are refused as the hub stops
+        await door.webhooks.close()

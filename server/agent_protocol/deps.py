@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, HTTPException, Request
 
 from ducklm.server.agent_protocol.assistant_store import AssistantStore
 from ducklm.server.agent_protocol.catalog import find_thread
+from ducklm.server.agent_protocol.crons.store import CronStore
 from ducklm.server.agent_protocol.joining import RunStreams
 from ducklm.server.agent_protocol.multitask import RunQueue
 from ducklm.server.agent_protocol.run_store import RunStore
 from ducklm.server.agent_protocol.store import ThreadRecord, ThreadStore
 from ducklm.server.agent_protocol.thread_ttl import TtlStore
+from ducklm.server.agent_protocol.webhooks.delivery import Webhooks
 from ducklm.server.deps import Duck, Hub
+
+if TYPE_CHECKING:  # the scheduler fires runs of the door: it imports this module
+    from ducklm.server.agent_protocol.crons.scheduler import CronScheduler
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,12 @@ class Door:
     """The assistants clients created (the graph's own one is not stored)."""
     ttl: TtlStore
     """The threads' times to live."""
+    crons: CronStore
+    """The crons (`crons/`)."""
+    scheduler: CronScheduler
+    """Fires the crons' runs; routes wake it when a cron changes."""
+    webhooks: Webhooks
+    """Sends runs' outcomes to their webhooks (`webhooks/`)."""
 
 
 async def get_door(request: Request) -> Door:

@@ -6,6 +6,7 @@ and join, and the multitask strategy it asked for. The id is minted here, before
 run exists (an enqueued run needs one at once), and goes into the run's metadata, so
 its checkpoints carry it; DuckLM's own run id is recorded beside it when it starts. The
 run itself is a hub task (`execution.py`), so DuckLM's bookkeeping is that of any run.
+A run with a `webhook` has its outcome sent there when it ends (`webhooks/`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ducklm.server.agent_protocol.run_lookup import FoundRun
 from ducklm.server.agent_protocol.run_spec import RunSpec
 from ducklm.server.agent_protocol.run_store import RunRow, RunState
 from ducklm.server.agent_protocol.schemas import RunCreate
+from ducklm.server.agent_protocol.webhooks.outcome import run_outcome
 from ducklm.server.tasks import LiveTask, TaskHub, ThreadBusy
 from ducklm.tools.hitl import DecisionError
 
@@ -54,7 +56,8 @@ async def admit(
             await make_room(spec.thread_id, strategy, duck=duck, hub=hub, door=door)
     handle = RunHandle(_run_id(spec), spec.thread_id, spec.stream_modes, body.stream_resumable)
     # Its row first: a thread-less run's thread (and its rows) may go before `add` returns.
-    await door.runs.add(_row(handle.run_id, None, spec, body))
+    row = _row(handle.run_id, None, spec, body)
+    await door.runs.add(row)
     try:
         live = await _start(spec, duck, hub, door)
     except BaseException:
@@ -62,6 +65,7 @@ async def admit(
         raise
     await door.runs.started(handle.run_id, live.run_id)
     _started(handle, live, door)
+    _send_webhook(row, live, body, duck, door)
     return handle
 
 
@@ -96,12 +100,14 @@ async def _enqueue(
     spec: RunSpec, body: RunCreate, *, duck: DuckLM, hub: TaskHub, door: Door
 ) -> RunHandle:
     handle = RunHandle(_run_id(spec), spec.thread_id, spec.stream_modes, body.stream_resumable)
-    await door.runs.add(_row(handle.run_id, None, spec, body, state="pending"))
+    row = _row(handle.run_id, None, spec, body, state="pending")
+    await door.runs.add(row)
 
     async def start() -> LiveTask:
         live = await start_run(spec, duck, hub, forget=door.runs.forget_thread)
         await door.runs.started(handle.run_id, live.run_id)
         _started(handle, live, door)
+        _send_webhook(row, live, body, duck, door)
         return live
 
     async def refused(problem: Exception) -> None:
@@ -145,6 +151,16 @@ def _started(handle: RunHandle, live: LiveTask, door: Door) -> None:
     door.streams.track(handle)
     assert live.runner is not None  # set by the hub before `launch` returns
     live.runner.add_done_callback(lambda _: door.streams.ended(handle))
+
+
+def _send_webhook(row: RunRow, live: LiveTask, body: RunCreate, duck: DuckLM, door: Door) -> None:
+    """POST the run's outcome to its webhook once it ends (checked at its creation)."""
+    if body.webhook is None:
+        return
+    started_at = time.time()
+    door.webhooks.send_after(
+        row.run_id, body.webhook, live.finished, lambda: run_outcome(row, live, duck, started_at)
+    )
 
 
 def _row(

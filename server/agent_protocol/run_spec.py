@@ -2,6 +2,7 @@
 
 - an unknown assistant is `404`; a client's assistant fills in what the request leaves
   unset (`assistant_config.py`); an unknown thread `404` (unless `if_not_exists: create`);
+- a `webhook` the URL policy refuses is `422` saying why (`webhooks/policy.py`);
 - a resume while the thread waits for nothing is `409`, and a thread-less resume `400`;
 - new input while the thread waits at a question is `409`, as a new `/v1` message is:
   agent-chat-ui answers a pending tool call with a made-up "Successfully handled tool
@@ -41,6 +42,7 @@ from ducklm.server.agent_protocol.catalog import GRAPH_METADATA, create_thread, 
 from ducklm.server.agent_protocol.deps import Door
 from ducklm.server.agent_protocol.inbox import as_decisions
 from ducklm.server.agent_protocol.schemas import RunCreate, StreamMode
+from ducklm.server.agent_protocol.webhooks.policy import WebhookRefused, check_webhook
 from ducklm.server.agent_protocol.workspace import allowed_values
 from ducklm.tools.elicitation import read_elicit_answer
 from ducklm.tools.hitl import (
@@ -97,6 +99,7 @@ async def thread_run(
     """The run of `body` on `thread_id`; creates the thread if asked to."""
     assistant = await run_assistant(body.assistant_id, door.assistants)
     body = with_assistant(body, assistant)
+    check_run_webhook(body.webhook, duck)
     if await find_thread(thread_id, duck, door.threads) is None:
         if body.if_not_exists != "create":
             raise HTTPException(404, f"Thread with ID {thread_id} not found")
@@ -114,6 +117,7 @@ async def stateless_run(
     """The run of `body` on a new thread, deleted afterwards unless `on_completion: keep`."""
     assistant = await run_assistant(body.assistant_id, door.assistants)
     body = with_assistant(body, assistant)
+    check_run_webhook(body.webhook, duck)
     if body.command is not None and body.command.resume is not None:
         raise HTTPException(400, RESUME_NEEDS_THREAD)
     thread_id = str(uuid.uuid4())
@@ -253,6 +257,16 @@ def _tool_answers(values: dict[str, Any]) -> list[str]:
         if isinstance(item, dict) and item.get("type", item.get("role")) == "tool":
             found.append(str(item.get("tool_call_id")))
     return found
+
+
+def check_run_webhook(url: str | None, duck: DuckLM) -> None:
+    """A `422` saying why, when a run (or a cron) names a webhook the policy refuses."""
+    if url is None:
+        return
+    try:
+        check_webhook(url, duck.settings.webhook_hosts)
+    except WebhookRefused as exc:
+        raise HTTPException(422, str(exc)) from None
 
 
 def _check_uuid(thread_id: str) -> None:

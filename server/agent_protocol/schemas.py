@@ -1,8 +1,9 @@
 """Request bodies of the Agent Protocol subset DuckLM serves.
 
 Field names and defaults follow the LangGraph server's OpenAPI. Fields DuckLM does not
-act on (webhooks, TTLs, LangSmith tracing...) are accepted and ignored, as clients send
-them by default; wrong types and unknown stream modes are `422`.
+act on (TTLs, LangSmith tracing...) are accepted and ignored, as clients send them by
+default; wrong types and unknown stream modes are `422`. A run's `webhook` is checked
+against the URL policy (`webhooks/policy.py`) before the run exists.
 """
 
 from __future__ import annotations
@@ -155,6 +156,8 @@ class RunCreate(Body):
     multitask_strategy: MultitaskStrategy = "reject"
     stream_resumable: bool = False
     """Keep the run's events after its end, for a client that joins late (`joining.py`)."""
+    webhook: str | None = Field(default=None, min_length=1)
+    """Where the run's outcome is POSTed when it ends (`webhooks/`)."""
 
     @model_validator(mode="after")
     def _command_wins(self) -> RunCreate:

@@ -1,0 +1,1 @@
+"""Webhooks of the door's runs: the URL policy (`policy`), the body (`outcome`), delivery."""
