@@ -6,7 +6,7 @@ import asyncio
 import builtins
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -132,10 +132,19 @@ class MemoryStore:
         """The record with this id, superseded or not."""
         return (await self._table.get_many([memory_id])).get(memory_id)
 
+    async def get_many(self, ids: Iterable[str]) -> dict[str, MemoryRecord]:
+        """The records of `ids` that exist, by id, superseded or not."""
+        return await self._table.get_many(ids)
+
     async def update(
-        self, memory_id: str, *, text: str | None = None, importance: float | None = None
+        self,
+        memory_id: str,
+        *,
+        text: str | None = None,
+        importance: float | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> MemoryRecord:
-        """Change the text (re-embedding it) and/or the importance.
+        """Change the text (re-embedding it), the importance and/or the metadata.
 
         Raises:
             MemoryNotFound: No memory has this id.
@@ -146,6 +155,7 @@ class MemoryStore:
                 old,
                 text=clean_text(text) if text is not None else old.text,
                 importance=old.importance if importance is None else check_importance(importance),
+                metadata=old.metadata if metadata is None else dict(metadata),
                 updated_at=time.time(),
             )
             await self._table.replace(new)
@@ -229,6 +239,38 @@ class MemoryStore:
         except (EmbeddingError, VectorsUnavailable) as exc:
             vector = {}
             warning = f"memory search fell back to keywords: {exc}"
+        hits = await self._ranked(query, vector, keyword, k)
+        if self._follow_replies:
+            hits = (await self._with_replies(hits, view))[:k]
+        return SearchResult(hits, degraded=warning is not None, warning=warning)
+
+    async def search_among(self, query: str, ids: Iterable[str], *, k: int = 5) -> SearchResult:
+        """Hybrid search over the memories `ids` only, whatever their scope; best `k` first.
+
+        For a caller that picks the records itself (the Agent Protocol's Store API, whose
+        namespaces cut across scopes). Superseded and unknown ids are left out. Never
+        raises for Qdrant or embedding trouble, as `search`.
+        """
+        wanted = {i for i in ids if (seen := self._seen.get(i)) and not seen.superseded}
+        if not wanted:
+            return SearchResult([], degraded=self._stale is not None, warning=self._stale)
+        depth = max(k, CANDIDATES)
+        keyword = dict(self._keywords.search(query, wanted.__contains__, depth))
+        warning = self._stale
+        vector: dict[str, float]
+        try:
+            (query_vector,) = await self._embedder.embed([query])
+            vector = dict(await self._vectors.search_ids(query_vector, wanted, depth))
+        except (EmbeddingError, VectorsUnavailable) as exc:
+            vector = {}
+            warning = f"memory search fell back to keywords: {exc}"
+        hits = await self._ranked(query, vector, keyword, k)
+        return SearchResult(hits, degraded=warning is not None, warning=warning)
+
+    async def _ranked(
+        self, query: str, vector: dict[str, float], keyword: dict[str, float], k: int
+    ) -> builtins.list[MemoryHit]:
+        """The best `k` of both retrievers' candidates, fused, as hits."""
         missing = vector.keys() - keyword.keys()
         keyword.update(self._keywords.score(query, missing))
         fused = fuse(vector, keyword, weight=self._weight)[:k]
@@ -239,14 +281,11 @@ class MemoryStore:
             r.id: r.score for r in convex(vector, keyword, weight, weight=RELEVANCE_WEIGHT)
         }
         records = await self._table.get_many(f.id for f in fused)
-        hits = [
+        return [
             MemoryHit(records[f.id], relevance[f.id], f.vector_score, f.keyword_score)
             for f in fused
             if f.id in records
         ]
-        if self._follow_replies:
-            hits = (await self._with_replies(hits, view))[:k]
-        return SearchResult(hits, degraded=warning is not None, warning=warning)
 
     async def _with_replies(
         self, hits: builtins.list[MemoryHit], view: View

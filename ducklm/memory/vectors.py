@@ -19,7 +19,7 @@ import asyncio
 import functools
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
@@ -141,6 +141,15 @@ class VectorIndex:
             return await self._run(lambda c: self._search_server(c, vector, view, accept, limit))
         return await self._run(lambda c: self._search_local(c, vector, accept, limit))
 
+    async def search_ids(
+        self, vector: Vectors, ids: Collection[str], limit: int
+    ) -> list[tuple[str, float]]:
+        """The `limit` nearest `(id, cosine)` among the points `ids` only."""
+        if self._server:
+            only = models.Filter(must=[models.HasIdCondition(has_id=list(ids))])
+            return await self._run(lambda c: self._query_server(c, vector, only, limit))
+        return await self._run(lambda c: self._search_local(c, vector, ids.__contains__, limit))
+
     async def recreate(self) -> None:
         """Drop the collection; the next `upsert` creates it with its vectors' size."""
 
@@ -164,16 +173,22 @@ class VectorIndex:
     def _search_server(
         self, client: QdrantClient, vector: Vectors, view: View, accept: Accept, limit: int
     ) -> list[tuple[str, float]]:
+        found = self._query_server(client, vector, qdrant_filter(view), limit)
+        return [(i, score) for i, score in found if accept(i)]
+
+    def _query_server(
+        self, client: QdrantClient, vector: Vectors, where: models.Filter, limit: int
+    ) -> list[tuple[str, float]]:
         if not self._exists(client):
             return []
         points = client.query_points(
             self._collection,
             query=vector.tolist(),
-            query_filter=qdrant_filter(view),
+            query_filter=where,
             limit=limit,
             with_payload=False,
         ).points
-        return [(str(p.id), p.score) for p in points if accept(str(p.id))]
+        return [(str(p.id), p.score) for p in points]
 
     def _search_local(
         self, client: QdrantClient, vector: Vectors, accept: Accept, limit: int
