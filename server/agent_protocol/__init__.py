@@ -22,6 +22,7 @@ from ducklm.server.agent_protocol import (
     background,
     runs,
     state,
+    store_routes,
     threads,
 )
 from ducklm.server.agent_protocol.assistant_store import AssistantStore
@@ -35,6 +36,8 @@ from ducklm.server.agent_protocol.multitask import RunQueue
 from ducklm.server.agent_protocol.retention import sweep_forever
 from ducklm.server.agent_protocol.run_store import RunStore
 from ducklm.server.agent_protocol.store import ThreadStore
+from ducklm.server.agent_protocol.store_index import StoreIndex
+from ducklm.server.agent_protocol.store_items import StoreItems
 from ducklm.server.agent_protocol.thread_ttl import TtlStore
 from ducklm.server.agent_protocol.webhooks.delivery import Webhooks
 from ducklm.server.deps import single_query_values
@@ -55,7 +58,16 @@ def agent_protocol_router() -> APIRouter:
         # Unknown query parameters pass: LangGraph clients send some DuckLM has no use for.
         dependencies=[Depends(single_query_values)],
     )
-    for module in (assistants, assistant_graph, threads, state, runs, background, crons):
+    for module in (
+        assistants,
+        assistant_graph,
+        threads,
+        state,
+        runs,
+        background,
+        crons,
+        store_routes,
+    ):
         router.include_router(module.router)
     return router
 
@@ -63,14 +75,16 @@ def agent_protocol_router() -> APIRouter:
 @asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     # The runs are the hub's: the app's lifespan cancels them at shutdown.
-    database = app.state.duck.database
+    duck = app.state.duck
+    database = duck.database
     queue = RunQueue(app.state.hub)
     scheduler = CronScheduler(await CronStore.open(database))
-    app.state.agent_protocol = door = Door(
+    door = app.state.agent_protocol = Door(
         threads=await ThreadStore.open(database),
         runs=await RunStore.open(database),
         streams=RunStreams(),
         queue=queue,
+        store_items=StoreItems(duck.context.memory, await StoreIndex.open(database), duck.settings),
         started_at=time.time(),
         version=VERSION,
         assistants=await AssistantStore.open(database),
@@ -82,7 +96,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     # Crons missed while no server ran fire once now (`crons/scheduler.py`).
     scheduler.start(CronRuns(app.state.duck, app.state.hub, door))
     sweeper = asyncio.create_task(
-        sweep_forever(duck=app.state.duck, door=door, hub=app.state.hub), name="ducklm-thread-ttl"
+        sweep_forever(duck=duck, door=door, hub=app.state.hub), name="ducklm-thread-ttl"
     )
     try:
         yield

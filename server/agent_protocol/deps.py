@@ -14,6 +14,7 @@ from ducklm.server.agent_protocol.joining import RunStreams
 from ducklm.server.agent_protocol.multitask import RunQueue
 from ducklm.server.agent_protocol.run_store import RunStore
 from ducklm.server.agent_protocol.store import ThreadRecord, ThreadStore
+from ducklm.server.agent_protocol.store_items import StoreItems
 from ducklm.server.agent_protocol.thread_ttl import TtlStore
 from ducklm.server.agent_protocol.webhooks.delivery import Webhooks
 from ducklm.server.deps import Duck, Hub
@@ -34,6 +35,8 @@ class Door:
     """The runs a client can follow (running, enqueued, recently ended)."""
     queue: RunQueue
     """The runs enqueued on busy threads."""
+    store_items: StoreItems
+    """The Store API's items: DuckLM's memories (`store_items.py`)."""
     started_at: float
     """When the door opened (the assistant's `created_at`)."""
     version: str

@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-import pytest
 from langgraph_sdk.client import LangGraphClient
-
-NO_STORE = "no /store/items, /store/items/search or /store/namespaces (Studio's memory view)"
-
-pytestmark = pytest.mark.missing_on("ducklm", NO_STORE)
 
 
 async def test_put_get_delete(client: LangGraphClient) -> None:
