@@ -87,7 +87,8 @@ async def test_info_and_the_one_assistant(client: LangGraphClient, served: Serve
     # The id `langgraph dev` gives the same graph's system assistant:
     # uuid5(langgraph_api.graph.NAMESPACE_GRAPH, "ducklm").
     assert ASSISTANT_ID == "a2276556-af71-52fc-85bc-4fe5c0608d06"
-    assert await client.assistants.search(graph_id="other") == []
+    with pytest.raises(NotFoundError):
+        await client.assistants.search(graph_id="other")
     assert (await client.assistants.get("ducklm"))["assistant_id"] == ASSISTANT_ID
     assert (await client.assistants.get(ASSISTANT_ID))["graph_id"] == "ducklm"
     with pytest.raises(NotFoundError):
