@@ -98,6 +98,16 @@ export const post = (path, body) => request("POST", path, body);
 export const patch = (path, body) => request("PATCH", path, body);
 export const del = (path) => request("DELETE", path);
 
+/** End this browser's session on the server; a session already gone counts as ended. */
+export async function logout() {
+  try {
+    await send("POST", "/logout");
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 401)) throw error;
+  }
+  csrfValue = null;
+}
+
 /** A path with its query string; empty values are left out. */
 export function withQuery(path, params) {
   const query = new URLSearchParams();

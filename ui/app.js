@@ -6,6 +6,8 @@ import { Activity } from "./activity.js";
 import { showMcpServers } from "./mcp-servers.js";
 import { Chat } from "./chat.js";
 import { Composer } from "./composer.js";
+import { ExportMenu } from "./export-menu.js";
+import { initLogout } from "./logout.js";
 import { initNotices } from "./notify.js";
 import { ApprovalsPage } from "./page-approvals.js";
 import { ExperiencePage, MemoryPage, SkillsPage } from "./page-learning.js";
@@ -26,6 +28,7 @@ const byTestId = (id) => document.querySelector(`[data-testid="${id}"]`);
 function buildParts() {
   initNotices(byTestId("toasts"));
   initTheme(byTestId("theme-toggle"));
+  initLogout(byTestId("logout-button"));
   const activity = new Activity({
     events: byTestId("activity-events"),
     commands: byTestId("activity-commands"),
@@ -89,6 +92,11 @@ function main() {
   const syncTitle = () => {
     if (currentView() === "chat") title.textContent = sidebar.titleOf(chat.conversationId) ?? NEW_TITLE;
   };
+  const exportMenu = new ExportMenu({
+    menu: byTestId("export-menu"),
+    markdown: byTestId("export-md"),
+    jsonl: byTestId("export-jsonl"),
+  });
   const sidebar = new Sidebar(byTestId("conversation-list"), {
     onDeleted: (id) => {
       if (chat.conversationId === id) location.hash = "#/";
@@ -147,6 +155,7 @@ function main() {
   function route() {
     const [name = "", ...rest] = location.hash.replace(/^#\/?/, "").split("/");
     if (PAGE_TITLES[name]) {
+      exportMenu.show(null);
       showView(name);
       title.textContent = PAGE_TITLES[name];
       pages[name].show();
@@ -154,6 +163,7 @@ function main() {
     }
     const id = name === "c" && rest.length ? decodeURIComponent(rest.join("/")) : null;
     showView("chat");
+    exportMenu.show(id);
     sidebar.setActive(id);
     // Coming back from a page to the same conversation keeps its live stream; without
     // one, reload it: its task may have been answered from the approvals page meanwhile.
