@@ -10,11 +10,16 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import McpError
 from mcp.types import (
+    INVALID_PARAMS,
+    CallToolRequest,
     CallToolResult,
     Completion,
     CompletionArgument,
     CompletionContext,
+    ErrorData,
+    LoggingLevel,
     PromptReference,
     Resource,
     ResourceTemplate,
@@ -23,9 +28,10 @@ from mcp.types import (
     Tool,
     ToolAnnotations,
 )
+from mcp.types import ServerResult as Answer
 from pydantic import AnyUrl, BaseModel, ValidationError
 
-from ducklm.server.mcp_server import conversations, memory, turns
+from ducklm.server.mcp_server import conversations, memory, reporting, turns
 from ducklm.server.mcp_server.arguments import (
     ChatArgs,
     ChatStatusArgs,
@@ -34,6 +40,7 @@ from ducklm.server.mcp_server.arguments import (
     first_problem,
 )
 from ducklm.server.mcp_server.door import McpDoor, ToolFailed
+from ducklm.server.mcp_server.reporting import CallReport
 from ducklm.server.routes.status import VERSION
 
 INSTRUCTIONS = (
@@ -42,13 +49,14 @@ INSTRUCTIONS = (
     "turn may come back waiting (follow it with `chat_status`) or refused. The "
     "conversations are resources under ducklm://conversations/."
 )
-Handler = Callable[[McpDoor, Any, turns.Progress], Awaitable[CallToolResult]]
+UNKNOWN_TOOL = "Unknown tool: {name!r}; DuckLM's tools are {tools}"
+Handler = Callable[[McpDoor, Any, CallReport], Awaitable[CallToolResult]]
 
 
 def _quiet(run: Callable[[McpDoor, Any], Awaitable[CallToolResult]]) -> Handler:
     """A handler that reports no progress, in the shape every handler has."""
 
-    async def handle(door: McpDoor, args: Any, progress: turns.Progress) -> CallToolResult:
+    async def handle(door: McpDoor, args: Any, progress: CallReport) -> CallToolResult:
         return await run(door, args)
 
     return handle
@@ -114,6 +122,12 @@ def build_server(door: McpDoor) -> Server[Any, Any]:
     async def call_tool(name: str, arguments: dict[str, Any]) -> CallToolResult:
         return await _call(server, door, name, arguments)
 
+    _refuse_unknown_tools(server)
+
+    @server.set_logging_level()  # type: ignore[untyped-decorator, no-untyped-call]
+    async def set_level(level: LoggingLevel) -> None:
+        reporting.set_level(server.request_context.session, level)
+
     @server.list_resources()  # type: ignore[untyped-decorator, no-untyped-call]
     async def list_resources() -> list[Resource]:
         return await conversations.list_conversations(door)
@@ -139,35 +153,41 @@ def build_server(door: McpDoor) -> Server[Any, Any]:
     return server
 
 
+def _refuse_unknown_tools(server: Server[Any, Any]) -> None:
+    """An unknown tool is a JSON-RPC error (-32602), as the spec has it.
+
+    The SDK's `call_tool` turns whatever its handler raises into an isError result, which
+    the spec keeps for a call that ran (or whose arguments were wrong): so the name is
+    checked before the SDK's handler.
+    """
+    sdk_handler = server.request_handlers[CallToolRequest]
+
+    async def handle(request: CallToolRequest) -> Answer:
+        name = request.params.name
+        if name not in TOOLS:
+            text = UNKNOWN_TOOL.format(name=name, tools=", ".join(TOOLS))
+            raise McpError(ErrorData(code=INVALID_PARAMS, message=text))
+        return await sdk_handler(request)
+
+    server.request_handlers[CallToolRequest] = handle
+
+
 async def _call(
     server: Server[Any, Any], door: McpDoor, name: str, arguments: dict[str, Any]
 ) -> CallToolResult:
-    """Parse the arguments and run the tool; every refusal is a result with isError."""
-    if name not in TOOLS:
-        return _failed(f"DuckLM has no tool {name!r}: it has {', '.join(TOOLS)}")
+    """Parse the arguments and run the tool; a refusal is a result with isError.
+
+    (An unknown name never gets here: `_refuse_unknown_tools`.)
+    """
     model, handler, _, _ = TOOLS[name]
     try:
         args = model.model_validate(arguments)
     except ValidationError as exc:
         return _failed(first_problem(exc))
     try:
-        return await handler(door, args, _reporter(server))
+        return await handler(door, args, CallReport(server.request_context))
     except ToolFailed as exc:
         return _failed(str(exc))
-
-
-def _reporter(server: Server[Any, Any]) -> turns.Progress:
-    """Progress notifications for the current call, when its caller asked for them."""
-    context = server.request_context
-    token = context.meta.progressToken if context.meta is not None else None
-
-    async def report(step: int, message: str) -> None:
-        if token is not None:
-            await context.session.send_progress_notification(
-                token, float(step), message=message, related_request_id=str(context.request_id)
-            )
-
-    return report
 
 
 def _failed(text: str) -> CallToolResult:

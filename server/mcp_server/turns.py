@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from mcp.types import CallToolResult, TextContent
@@ -21,11 +21,9 @@ from ducklm.kit.workspaces import WorkspaceError, requested_workspace
 from ducklm.server.busy import ThreadBusy
 from ducklm.server.mcp_server.arguments import ChatArgs, ChatStatusArgs
 from ducklm.server.mcp_server.door import McpDoor, ToolFailed
+from ducklm.server.mcp_server.reporting import CallReport
 from ducklm.server.tasks import LiveTask
 from ducklm.stores import TaskRecord
-
-Progress = Callable[[int, str], Awaitable[None]]
-"""Reports one step of a turn (its count and a line for people) to the caller."""
 
 WAITING = (
     "DuckLM is waiting for the person to answer in its web chat ({what}); nothing of it "
@@ -51,7 +49,7 @@ STEPS: dict[str, Callable[[Event], str]] = {
 }
 
 
-async def chat(door: McpDoor, args: ChatArgs, progress: Progress) -> CallToolResult:
+async def chat(door: McpDoor, args: ChatArgs, progress: CallReport) -> CallToolResult:
     """Run `args.message` as a new task; its answer, or why it has none yet."""
     try:
         workspace = await requested_workspace(door.duck.settings, args.workspace)
@@ -109,11 +107,13 @@ async def _latest(door: McpDoor, thread_id: str) -> TaskRecord:
     return latest[0]
 
 
-async def _follow(live: LiveTask, progress: Progress) -> None:
+async def _follow(live: LiveTask, progress: CallReport) -> None:
     async for index, item in live.follow():
         step = STEPS.get(item["type"])
         if step is not None:
-            await progress(index, step(item))
+            await progress.step(index, step(item))
+        elif item["type"] == "error":  # for people, never exception text (events.py)
+            await progress.problem(item["message"], fatal=bool(item.get("fatal")))
 
 
 async def _ended(door: McpDoor, live: LiveTask) -> CallToolResult:

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 from mcp import ClientSession
-from mcp.types import CallToolResult, TextContent
+from mcp.shared.exceptions import McpError
+from mcp.types import INVALID_PARAMS, CallToolResult, LoggingMessageNotificationParams, TextContent
 from pydantic import AnyUrl
 
 from ducklm.config.settings import Settings
@@ -93,7 +94,9 @@ async def test_stdio_refuses_a_turn_that_needs_approval(
     async def progress(done: float, total: float | None, message: str | None) -> None:
         steps.append(message or "")
 
-    async with stdio_session(env, tmp_path) as (session, _):
+    logs: list[LoggingMessageNotificationParams] = []
+    async with stdio_session(env, tmp_path, logs=logs) as (session, _):
+        await session.set_logging_level("info")  # the steps, as log messages too
         result = await session.call_tool(
             "chat", {"message": "overwrite a.txt", **QUIET}, progress_callback=progress
         )
@@ -103,6 +106,9 @@ async def test_stdio_refuses_a_turn_that_needs_approval(
         assert "nobody can answer" in refused["text"]
         assert "a.txt" in refused["text"]  # it says what needed approval
         assert any(s.startswith("asking the person") for s in steps), steps
+        assert [(m.level, m.logger, m.data) for m in logs] == [
+            ("info", "ducklm", step) for step in steps
+        ]
         status = await session.call_tool("chat_status", {"thread_id": refused["thread_id"]})
         assert facts(status)["status"] == "cancelled"
     assert await asyncio.to_thread(target.read_text) == "old"
@@ -138,10 +144,12 @@ async def test_http_turn_waits_for_the_person(
     target = workspace / "a.txt"
     await asyncio.to_thread(target.write_text, "old")
     llm.script(reply(tool_calls=[OVERWRITE]))
-    async with http_session(f"{served.url}/mcp", served.headers) as (session, init):
+    logs: list[LoggingMessageNotificationParams] = []
+    async with http_session(f"{served.url}/mcp", served.headers, logs=logs) as (session, init):
         assert init.serverInfo.name == "ducklm"
         assert {t.name for t in (await session.list_tools()).tools} == TOOLS
         result = await chat(session, "overwrite a.txt")
+        assert logs == []  # steps are info; a caller hears warnings only unless it asks
         waiting = facts(result)
         assert not result.isError and waiting["status"] == "waiting", waiting
         assert "web chat" in waiting["text"] and waiting["thread_id"] in text_of(result)
@@ -171,6 +179,16 @@ async def test_http_memory_and_conversations(served: Served, llm: ScriptedLLM) -
         assert [t.uriTemplate for t in templates] == ["ducklm://conversations/{thread_id}"]
         read = await session.read_resource(AnyUrl(f"ducklm://conversations/{thread}"))
         assert json.loads(read.contents[0].text)["title"] == "hello"  # type: ignore[union-attr]
+
+
+async def test_http_unknown_tool_is_a_protocol_error(served: Served) -> None:
+    async with http_session(f"{served.url}/mcp", served.headers) as (session, init):
+        assert init.capabilities.logging is not None
+        with pytest.raises(McpError) as raised:
+            await session.call_tool("shell", {"command": "ls"})
+        assert raised.value.error.code == INVALID_PARAMS  # the spec's code for it
+        assert "'shell'" in raised.value.error.message
+        assert "chat" in raised.value.error.message  # and what there is instead
 
 
 INITIALIZE = {
