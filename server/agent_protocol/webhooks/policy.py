@@ -16,7 +16,7 @@ from urllib.parse import SplitResult, urlsplit
 
 MAX_URL = 4096
 LOOPBACK_NAMES = frozenset({"localhost"})
-NOT_ABSOLUTE = "webhook {url!r} is not an absolute http(s) URL"
+NOT_ABSOLUTE = "webhook {url!r} is not a valid absolute http(s) URL"
 BAD_SCHEME = "webhook {url!r}: only http and https are allowed, not {scheme!r}"
 CREDENTIALS = "webhook URL with a user name or password: not allowed (it would be stored)"
 NOT_ALLOWED = (
