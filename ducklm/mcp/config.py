@@ -1,12 +1,14 @@
 """The MCP servers file: `{"mcpServers": {name: server}}`, the shape other agents use.
 
 A server is stdio (`command`, `args`, `env`, `cwd`) or streamable HTTP (`url`,
-`headers`). DuckLM adds, per server, `trust` (`untrusted` by default), `enabled` (Cline's
-`disabled` is read too), `timeout_s` (a call's whole time), `idle_timeout_s` (its time
-without a progress notification) and `start_timeout_s`. `${VAR}` and `${VAR:-default}`
-in `env`, `headers`, `args` and `url` are filled from DuckLM's environment when the
-server starts (`variables`). A bad file stops DuckLM at startup with a
-message that names the server and the field: a server that silently does not load, or
+`headers`, and `oauth` for what OAuth discovery cannot know: `oauth/spec.py`). DuckLM
+adds, per server, `trust` (`untrusted` by default), `enabled` (Cline's `disabled` is
+read too), `timeout_s` (a call's whole time), `idle_timeout_s` (its time without a
+progress notification) and `start_timeout_s`. `${VAR}` and `${VAR:-default}` in `env`,
+`headers`, `args`, `url` and `oauth`'s `client_id`, `client_secret` and
+`private_key_file` are filled from DuckLM's environment when the server starts
+(`variables`). A bad file stops DuckLM at startup with a message that names the server
+and the field: a server that silently does not load, or
 loads with a misspelled `trust`, is worse than a refusal.
 """
 
@@ -20,6 +22,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ducklm.mcp.oauth.spec import OAuthSpec
 from ducklm.mcp.variables import expand, refuse_duck
 
 SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,30}$")
@@ -27,6 +30,8 @@ TOP_LEVEL = '{"mcpServers": {"name": {...}}}'
 VS_CODE_SHAPE = (
     "'servers' is VS Code's spelling; DuckLM reads {\"mcpServers\": {...}} (rename the key)"
 )
+# The oauth fields that may name `${VAR}` (a secret, a key's path, an id per machine).
+OAUTH_VARIABLE_FIELDS = ("client_id", "client_secret", "private_key_file")
 BAD_NAME = (
     "a server name is 1-31 letters, digits, '-' or '_', without '__' (tools are named "
     "<server>__<tool>)"
@@ -56,6 +61,8 @@ class ServerSpec(BaseModel):
     """Streamable HTTP: the endpoint."""
     headers: dict[str, str] = Field(default_factory=dict)
     """Streamable HTTP: headers sent with every request."""
+    oauth: OAuthSpec | None = None
+    """Streamable HTTP: how DuckLM gets its token, beyond discovering it (`oauth/spec.py`)."""
     type: Literal["stdio", "http", "streamable-http", "streamable_http"] | None = None
     """The transport, as some clients write it; otherwise `command` or `url` says."""
     trust: Literal["untrusted", "trusted"] = "untrusted"
@@ -90,6 +97,18 @@ class ServerSpec(BaseModel):
     def _no_duck_in_url(cls, value: str | None) -> str | None:
         return None if value is None else refuse_duck(value)
 
+    @field_validator("oauth")
+    @classmethod
+    def _no_duck_in_oauth(cls, value: OAuthSpec | None) -> OAuthSpec | None:
+        for field in OAUTH_VARIABLE_FIELDS:
+            found = getattr(value, field, None)
+            if found is not None:
+                try:
+                    refuse_duck(found)
+                except ValueError as exc:
+                    raise ValueError(f"{field}: {exc}") from None
+        return value
+
     @model_validator(mode="after")
     def _one_transport(self) -> ServerSpec:
         if (self.command is None) == (self.url is None):
@@ -98,8 +117,10 @@ class ServerSpec(BaseModel):
             raise ValueError("'args', 'env' and 'cwd' are for stdio servers, not 'url'")
         if self.url is not None and not self.url.startswith(("http://", "https://", "${")):
             raise ValueError("'url' must start with http:// or https://")
-        if self.command is not None and self.headers:
-            raise ValueError("'headers' are for 'url' servers")
+        if self.command is not None and (self.headers or self.oauth):
+            raise ValueError("'headers' and 'oauth' are for 'url' servers")
+        if self.oauth is not None and self.static_authorization:
+            raise ValueError("give either an 'Authorization' header or 'oauth', not both")
         return self
 
     def expanded(self, environ: Mapping[str, str]) -> ServerSpec:
@@ -118,8 +139,24 @@ class ServerSpec(BaseModel):
                 "args": tuple(expand(a, environ, "args") for a in self.args),
                 "env": {k: expand(v, environ, f"env.{k}") for k, v in self.env.items()},
                 "headers": {k: expand(v, environ, f"headers.{k}") for k, v in self.headers.items()},
+                "oauth": self._expanded_oauth(environ),
             }
         )
+
+    def _expanded_oauth(self, environ: Mapping[str, str]) -> OAuthSpec | None:
+        if self.oauth is None:
+            return None
+        filled = {
+            f: expand(v, environ, f"oauth.{f}")
+            for f in OAUTH_VARIABLE_FIELDS
+            if (v := getattr(self.oauth, f)) is not None
+        }
+        return self.oauth.model_copy(update=filled)
+
+    @property
+    def static_authorization(self) -> bool:
+        """Whether the person gave an `Authorization` header (a token of their own)."""
+        return any(k.lower() == "authorization" for k in self.headers)
 
     @property
     def transport(self) -> Literal["stdio", "http"]:

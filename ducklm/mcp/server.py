@@ -25,19 +25,22 @@ import logging
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from langchain_core.tools import BaseTool
 
 from ducklm.mcp.asks import CallAsks
 from ducklm.mcp.config import ServerSpec
-from ducklm.mcp.errors import failure_words
+from ducklm.mcp.errors import authorization_words, failure_words
 from ducklm.mcp.resources import resource_tools
 from ducklm.mcp.tools import adapt_tool
 from ducklm.stores.private import create_private_file
 
 if TYPE_CHECKING:
     from mcp import ClientSession
+
+    from ducklm.mcp.oauth.person import Show
+    from ducklm.mcp.session import DuckSession
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +56,15 @@ NO_ANSWER = "it did not answer within {s:.0f} s"
 class McpServer:
     """The session of one configured server and the tools it offers."""
 
-    def __init__(self, spec: ServerSpec, *, workspace: Path, log_dir: Path, timeout_s: float):
+    def __init__(
+        self,
+        spec: ServerSpec,
+        *,
+        workspace: Path,
+        log_dir: Path,
+        timeout_s: float,
+        person: Show | None = None,
+    ):
         self.spec = spec
         self.state: State = "stopped"
         self.error: str | None = None
@@ -63,6 +74,10 @@ class McpServer:
         self._log_path = log_dir / f"{spec.name}.log"
         self.media_dir = log_dir / "media"
         """Where images, audio and blobs from its results are saved."""
+        self.token_path = log_dir / "oauth" / f"{spec.name}.json"
+        """Its OAuth tokens and client registration (`oauth/storage.py`)."""
+        self._person = person
+        """Who signs in when the server asks (`ducklm mcp login`); nobody in a turn."""
         self._timeout_s = spec.timeout_s or timeout_s
         self._pause_s = FIRST_PAUSE_S
         self._retry_at = 0.0
@@ -145,6 +160,8 @@ class McpServer:
         # The MCP SDK loads when a server first starts (about 1 s of imports that every
         # DuckLM process paid, mcp.json or not), in a thread: importing reads files.
         await asyncio.to_thread(importlib.import_module, "ducklm.mcp.session")
+        if self.spec.transport == "http":  # with its OAuth providers
+            await asyncio.to_thread(importlib.import_module, "ducklm.mcp.http")
         self._stop = asyncio.Event()
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._holder = asyncio.create_task(self._hold(ready), name=f"mcp:{self.spec.name}")
@@ -159,7 +176,10 @@ class McpServer:
 
     async def _fail(self, why: str) -> None:
         self.state, self.tools = "failed", []
-        self.error = START_FAILED.format(name=self.spec.name, why=await self._last_words(why))
+        if why.startswith(f"MCP server {self.spec.name!r}"):  # worded whole (authorization)
+            self.error = why
+        else:
+            self.error = START_FAILED.format(name=self.spec.name, why=await self._last_words(why))
         log.warning("%s", self.error)
 
     async def _hold(self, ready: asyncio.Future[None]) -> None:
@@ -213,6 +233,11 @@ class McpServer:
             self.tools = tools
 
     def _start_failure(self, exc: BaseException) -> str:
+        words = authorization_words(
+            exc, self.spec.name, static_token=self.spec.static_authorization
+        )
+        if words is not None:
+            return words
         cwd = self.spec.cwd or self._workspace
         if isinstance(exc, FileNotFoundError) and exc.filename == str(cwd):
             return f"its working folder {cwd} does not exist"
@@ -223,27 +248,18 @@ class McpServer:
         # Loaded by `_start` already (off the loop); named here for the types.
         from mcp import StdioServerParameters  # noqa: PLC0415
         from mcp.client.stdio import stdio_client  # noqa: PLC0415
-        from mcp.client.streamable_http import streamable_http_client  # noqa: PLC0415
-        from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: PLC0415
 
-        from ducklm.mcp.session import DuckSession, root_uri  # noqa: PLC0415  it imports the SDK
+        from ducklm.mcp.session import root_uri  # noqa: PLC0415  it imports the SDK
 
         spec = self.spec.expanded(os.environ)
         root = spec.cwd or self._workspace
         uri = await asyncio.to_thread(root_uri, root)
         if spec.transport == "http":
-            # Made in a thread: an httpx client loads the CA bundle from disk.
-            client = await asyncio.to_thread(create_mcp_http_client, dict(spec.headers) or None)
+            from ducklm.mcp.http import open_http  # noqa: PLC0415  it imports the SDK
+
             async with (
-                client,
-                streamable_http_client(spec.url or "", http_client=client) as (read, write, _),
-                DuckSession(
-                    read,
-                    write,
-                    root_uri=uri,
-                    on_tools_changed=self._tools_changed,
-                    asking=self._asking,
-                ) as session,
+                open_http(spec, self.token_path, self._person) as (read, write),
+                self._session_over(read, write, uri) as session,
             ):
                 yield session
             return
@@ -257,17 +273,22 @@ class McpServer:
         try:
             async with (
                 stdio_client(params, errlog=errlog) as (read, write),
-                DuckSession(
-                    read,
-                    write,
-                    root_uri=uri,
-                    on_tools_changed=self._tools_changed,
-                    asking=self._asking,
-                ) as session,
+                self._session_over(read, write, uri) as session,
             ):
                 yield session
         finally:
             await asyncio.to_thread(errlog.close)
+
+    def _session_over(self, read: Any, write: Any, uri: str) -> DuckSession:
+        from ducklm.mcp.session import DuckSession  # noqa: PLC0415  it imports the SDK
+
+        return DuckSession(
+            read,
+            write,
+            root_uri=uri,
+            on_tools_changed=self._tools_changed,
+            asking=self._asking,
+        )
 
     def _asking(self) -> list[CallAsks]:
         return list(self.asking)

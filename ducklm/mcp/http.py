@@ -1,0 +1,47 @@
+"""A streamable-HTTP server's transport, with its OAuth when it is behind one.
+
+Imported only when such a server starts (the SDK and its OAuth providers). The person
+who may sign in (`person`, `ducklm mcp login`) gets a loopback listener for the
+redirect, open as long as the session, since a call may need more scopes later
+(step-up); in a turn nobody is there, and the server's 401 reads as "run `ducklm mcp
+login NAME`" (`errors.authorization_words`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from ducklm.mcp.config import ServerSpec
+from ducklm.mcp.oauth.person import Show, SignIn, sign_in
+from ducklm.mcp.oauth.provider import server_auth
+from ducklm.mcp.oauth.storage import FileTokenStorage
+
+
+@contextlib.asynccontextmanager
+async def open_http(
+    spec: ServerSpec, token_path: Path, person: Show | None
+) -> AsyncIterator[tuple[Any, Any]]:
+    """The read and write streams of `spec` (its `${VAR}` filled already)."""
+    storage = FileTokenStorage(token_path, spec.url or "")
+    async with contextlib.AsyncExitStack() as stack:
+        signing: SignIn | None = None
+        if person is not None and (spec.oauth is None or spec.oauth.needs_person):
+            port = spec.oauth.callback_port if spec.oauth is not None else None
+            signing = await stack.enter_async_context(sign_in(person, port=port))
+        auth = await server_auth(spec, storage, signing)
+        # Made in a thread: an httpx client loads the CA bundle from disk.
+        client = await asyncio.to_thread(
+            create_mcp_http_client, dict(spec.headers) or None, None, auth
+        )
+        await stack.enter_async_context(client)
+        read, write, _ = await stack.enter_async_context(
+            streamable_http_client(spec.url or "", http_client=client)
+        )
+        yield read, write
