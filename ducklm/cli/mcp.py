@@ -1,9 +1,10 @@
-"""`ducklm mcp list|tools|check`: the MCP servers of the config file and their tools.
+"""`ducklm mcp list|tools|check|login|logout`: the MCP servers of mcp.json and their tools.
 
 Standalone commands: they start the enabled servers themselves (a running `ducklm
 serve` keeps its own sessions), ask each for its tools, and stop them again; nothing
 else of DuckLM opens. `check` exits 1 when a server failed to start. `ducklm mcp serve`
-(DuckLM itself as an MCP server) is `mcp_serve.py`.
+(DuckLM itself as an MCP server) is `mcp_serve.py`; `login` and `logout` (OAuth) are
+`mcp_login.py`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
+from ducklm.cli.mcp_login import add_login_commands
 from ducklm.cli.mcp_serve import cmd_mcp_serve
 from ducklm.config.settings import Settings
 from ducklm.mcp.config import load_mcp_config
@@ -39,6 +41,7 @@ def add_mcp_commands(sub: Any) -> None:
         "serve", help="serve DuckLM itself to other agents as an MCP server on stdio"
     )
     serve.set_defaults(standalone_fn=cmd_mcp_serve)
+    add_login_commands(msub)
 
 
 async def cmd_mcp_list(settings: Settings, args: argparse.Namespace) -> int:
