@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Response, status
 from pydantic import BaseModel, Field
@@ -23,7 +23,7 @@ router = APIRouter(prefix="/conversations", tags=["conversations"])
 
 ExportFormat = Literal["md", "jsonl"]
 MEDIA_TYPES = {"md": "text/markdown; charset=utf-8", "jsonl": "application/jsonl; charset=utf-8"}
-EXPORTED = {
+EXPORTED: dict[int | str, dict[str, Any]] = {
     200: {
         "description": "The conversation as a file (`Content-Disposition: attachment`).",
         "content": {"text/markdown": {}, "application/jsonl": {}},

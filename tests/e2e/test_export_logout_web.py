@@ -1,4 +1,4 @@
-"""The web chat's Export menu (Markdown, JSONL) and its Log out button, in a real browser."""
+"""The web chat's Export menu and Log out, a login kept across a restart, `ducklm open THREAD`."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.async_api import Download, Page, expect
+from playwright.async_api import Browser, Download, Page, expect
 
-from tests.e2e.conftest import TIMEOUT_MS, screenshot
+from ducklm.config.settings import Settings
+from tests.e2e.conftest import DESKTOP, TIMEOUT_MS, screenshot
 from tests.e2e.test_web_chat import last_turn, quiet, send
 from tests.support.scripted_llm import ScriptedLLM, reply
-from tests.support.server import Served
+from tests.support.server import Served, serve, stream
 
 pytestmark = pytest.mark.slow
 
@@ -83,3 +84,43 @@ async def test_export_both_formats_import_the_jsonl_then_log_out(
     assert again.status_code == 401
     await page.reload()
     await expect(page.get_by_test_id("login-page")).to_be_visible()
+
+
+async def test_a_restart_keeps_the_browser_logged_in_and_open_thread_lands_there(
+    browser: Browser, settings: Settings, llm: ScriptedLLM
+) -> None:
+    context = await browser.new_context(viewport=DESKTOP)
+    fresh = await browser.new_context(viewport=DESKTOP)
+    page = await context.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    try:
+        async with serve(settings) as first:
+            made = await first.client.post("/v1/conversations", json={"title": "Kept"})
+            thread = made.json()["id"]
+            llm.script(reply("Still here."))
+            body = {"message": "are you there?", "conversation_id": thread}
+            body |= {"critic": False, "memory": False}
+            assert (await stream(first, "/v1/chat/stream", body))[-1]["status"] == "completed"
+            await page.goto(await first.login_url())
+            await expect(page.get_by_test_id("composer")).to_be_visible()
+            port = int(first.url.rsplit(":", 1)[1])
+
+        # The same port, as `ducklm serve` restarted: the browser sends the same cookie.
+        async with serve(settings, port=port) as second:
+            await page.goto(f"{second.url}/#/c/{thread}")
+            await expect(page.get_by_test_id("user-message")).to_have_text(["are you there?"])
+            await expect(page.get_by_test_id("login-page")).to_have_count(0)
+            await screenshot(page, "logged_in_after_restart")
+
+            # `ducklm open THREAD` in a browser not logged in: it lands on the conversation.
+            opened = await second.client.post("/v1/login-codes", params={"thread": thread})
+            other = await fresh.new_page()
+            await other.goto(opened.json()["url"])
+            assert other.url == f"{second.url}/#/c/{thread}"
+            await expect(other.get_by_test_id("view-title")).to_have_text("Kept")
+            await expect(other.get_by_test_id("user-message")).to_have_text(["are you there?"])
+    finally:
+        await context.close()
+        await fresh.close()
+    assert not problems, problems

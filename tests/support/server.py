@@ -52,13 +52,17 @@ class Served:
 
 
 @asynccontextmanager
-async def serve(settings: Settings) -> AsyncIterator[Served]:
-    """Serve `create_app(settings)` on 127.0.0.1 at a free port until the block ends."""
+async def serve(settings: Settings, *, port: int = 0) -> AsyncIterator[Served]:
+    """Serve `create_app(settings)` on 127.0.0.1 at a free port until the block ends.
+
+    `port`: the port an earlier `serve` was given, to restart on it (a browser keeps
+    its cookies per host and port); never a fixed number.
+    """
     if settings.api_token is None:
         settings = settings.model_copy(update={"api_token": TOKEN})
     # The factory checks the web chat's folder on disk: not on the loop.
     app = await asyncio.to_thread(create_app, settings)
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     while not server.started:

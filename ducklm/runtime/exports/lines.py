@@ -15,7 +15,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 FORMAT = "ducklm.conversation"
-VERSION = 1
 MAX_ID = 200
 MAX_TITLE = 500
 RECORD_TYPES = ("call", "question", "event", "outcome")
@@ -30,8 +29,8 @@ class HeaderLine(_Line):
     """The first line: what the file is and which conversation it was."""
 
     type: Literal["conversation"] = "conversation"
-    format: Literal["ducklm.conversation"] = FORMAT
-    version: Literal[1] = VERSION
+    format: Literal["ducklm.conversation"] = "ducklm.conversation"
+    version: Literal[1] = 1
     id: str = Field(default="", max_length=MAX_ID)
     """The exported conversation's id (an import makes a new one)."""
     title: str = Field(default="", max_length=MAX_TITLE)
