@@ -135,7 +135,11 @@ class McpServer:
             The crash in words, with the last line the server wrote to stderr.
         """
         if self.state == "running":
-            words = CRASHED.format(name=self.spec.name, why=await self._last_words(why))
+            words = (
+                why
+                if self._worded(why)
+                else CRASHED.format(name=self.spec.name, why=await self._last_words(why))
+            )
             self.state, self.error, self.tools = "crashed", words, []
             log.warning("%s", words)
         return self.error or CRASHED.format(name=self.spec.name, why=why)
@@ -176,7 +180,7 @@ class McpServer:
 
     async def _fail(self, why: str) -> None:
         self.state, self.tools = "failed", []
-        if why.startswith(f"MCP server {self.spec.name!r}"):  # worded whole (authorization)
+        if self._worded(why):
             self.error = why
         else:
             self.error = START_FAILED.format(name=self.spec.name, why=await self._last_words(why))
@@ -194,7 +198,7 @@ class McpServer:
             if not ready.done():
                 ready.set_exception(RuntimeError(self._start_failure(exc)))
             elif not isinstance(exc, asyncio.CancelledError) and not self._stop.is_set():
-                await self.mark_crashed(failure_words(exc))
+                await self.mark_crashed(self._failure(exc))
             if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt | SystemExit):
                 raise
         finally:
@@ -233,15 +237,21 @@ class McpServer:
             self.tools = tools
 
     def _start_failure(self, exc: BaseException) -> str:
-        words = authorization_words(
-            exc, self.spec.name, static_token=self.spec.static_authorization
-        )
-        if words is not None:
-            return words
         cwd = self.spec.cwd or self._workspace
         if isinstance(exc, FileNotFoundError) and exc.filename == str(cwd):
             return f"its working folder {cwd} does not exist"
-        return failure_words(exc)
+        return self._failure(exc)
+
+    def _failure(self, exc: BaseException) -> str:
+        """Why the session ended: a whole line when it wants authorization (`_worded`)."""
+        words = authorization_words(
+            exc, self.spec.name, static_token=self.spec.static_authorization
+        )
+        return failure_words(exc) if words is None else words
+
+    def _worded(self, why: str) -> bool:
+        # An authorization line names the server itself and says what to do: kept whole.
+        return why.startswith(f"MCP server {self.spec.name!r}")
 
     @contextlib.asynccontextmanager
     async def _open(self) -> AsyncIterator[ClientSession]:
