@@ -11,7 +11,15 @@ import httpx
 from langgraph_sdk.client import LangGraphClient
 
 from .server_under_test import Target
-from .streams import collect, interrupts_of, last_ai_text, new_thread, overwrite, run_options
+from .streams import (
+    collect,
+    hello,
+    interrupts_of,
+    last_ai_text,
+    new_thread,
+    overwrite,
+    run_options,
+)
 
 SYNTHETIC = "Successfully handled tool call."
 """What agent-chat-ui sends as the pending tool call's answer when the person types on."""
@@ -90,3 +98,30 @@ async def test_a_resume_when_nothing_waits(
         assert "nothing to resume" in response.json()["detail"]
         return
     assert response.status_code == 200, response.text
+
+
+async def test_a_webhook_on_this_machine(
+    client: LangGraphClient, http: httpx.AsyncClient, target: Target
+) -> None:
+    """A run whose `webhook` is a loopback URL.
+
+    LangGraph's server refuses loopback webhooks by default (422): on a hosted server a
+    client-chosen loopback URL reaches the server's own private routes. DuckLM is the
+    person's own local server, so this machine is where its webhooks usually go: it takes
+    loopback URLs (http or https), and refuses any other host unless the person allowed
+    it (`DUCK_WEBHOOK_HOSTS`, https only).
+    """
+    thread_id = await new_thread(client)
+    body = {
+        "assistant_id": target.assistant,
+        "input": hello(),
+        "webhook": "http://127.0.0.1:9/run-done",  # the discard port: nothing listens
+        **run_options(target),
+    }
+    response = await http.post(f"/threads/{thread_id}/runs/wait", json=body)
+    if target.dialect == "ducklm":
+        assert response.status_code == 200, response.text
+        assert last_ai_text(response.json()).startswith("Hello back")
+        return
+    assert response.status_code == 422, response.text
+    assert "webhook" in response.json()["detail"].lower()
