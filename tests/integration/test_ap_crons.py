@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from ducklm.server.agent_protocol.views import iso_time
 from tests.support.agent_runs import QUIET, RUN_TIMEOUT_S, new_thread, prompt, requests_reach
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 from tests.support.server import Served, sdk_client, serve
+from tests.support.webhook_receiver import Receiver, webhook_receiver
 
 EVERY_MINUTE = "* * * * *"
 MINUTE = 1_900_000_020.0
@@ -47,6 +48,12 @@ async def client(served: Served) -> AsyncIterator[LangGraphClient]:
         yield sdk
 
 
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    with webhook_receiver() as running:
+        yield running
+
+
 def door_of(served: Served) -> Door:
     door: Door = served.server.config.app.state.agent_protocol
     return door
@@ -68,19 +75,36 @@ async def fire_at(served: Served, clock: Clock, when: float, cron_id: str) -> li
     return await door.crons.ticks(cron_id)
 
 
-async def thread_cron(client: LangGraphClient, thread_id: str, text: str) -> dict[str, Any]:
+async def thread_cron(
+    client: LangGraphClient, thread_id: str, text: str, **options: Any
+) -> dict[str, Any]:
     cron: dict[str, Any] = await client.crons.create_for_thread(
-        thread_id, "ducklm", schedule=EVERY_MINUTE, input=prompt(text), context=QUIET
+        thread_id, "ducklm", schedule=EVERY_MINUTE, input=prompt(text), context=QUIET, **options
     )
     return cron
 
 
 async def test_a_cron_fires_when_due_and_not_before(
-    client: LangGraphClient, served: Served, llm: ScriptedLLM, clock: Clock
+    client: LangGraphClient, served: Served, llm: ScriptedLLM, clock: Clock, receiver: Receiver
 ) -> None:
     thread_id = await new_thread(client)
     llm.script(reply("Tick."))
-    cron = await thread_cron(client, thread_id, "tick")
+    cron = await thread_cron(client, thread_id, "tick", webhook=f"{receiver.url}/cron")
+    await fires_on_time(client, served, clock, thread_id, cron)
+    # Its webhook, as any run's: the run's outcome once it ended.
+    [got] = await receiver.wait_for(1)
+    assert (got.path, got.body["status"], got.body["values"]["final"]) == (
+        "/cron",
+        "success",
+        "Tick.",
+    )
+    assert got.body["metadata"]["cron_id"] == cron["cron_id"]
+
+
+async def fires_on_time(
+    client: LangGraphClient, served: Served, clock: Clock, thread_id: str, cron: dict[str, Any]
+) -> None:
+    """The cron fires at its minute, not a second before; its run is DuckLM's."""
     assert cron["next_run_date"] == iso_time(MINUTE)
 
     assert await fire_at(served, clock, MINUTE - 1, cron["cron_id"]) == []
