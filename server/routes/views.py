@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage
 
 from ducklm.kit.events import Event
 from ducklm.models.answer_stream import cut_of
+from ducklm.runtime.exports.jsonl import message_line
 from ducklm.server.responses import MessageView, TaskView
 from ducklm.stores import TaskRecord
 
@@ -38,25 +39,11 @@ def message_view(message: AnyMessage) -> MessageView | None:
 
 
 def _message_fields(message: AnyMessage) -> dict[str, Any] | None:
-    if isinstance(message, HumanMessage):
-        return {"role": "user", "content": message.text}
+    # The export's line of the message (one shape for both), plus what only the chat shows.
+    line = message_line(message)
+    if line is None:
+        return None
+    fields = {key: value for key, value in line.items() if key != "type"}
     if isinstance(message, AIMessage):
-        view: dict[str, Any] = {
-            "role": "assistant",
-            "content": message.text,
-            "cut": cut_of(message),
-        }
-        if message.tool_calls:
-            view["tool_calls"] = [
-                {"id": c["id"], "name": c["name"], "args": c["args"]} for c in message.tool_calls
-            ]
-        return view
-    if isinstance(message, ToolMessage):
-        return {
-            "role": "tool",
-            "content": message.text,
-            "tool_call_id": message.tool_call_id,
-            "name": message.name,
-            "status": message.status,
-        }
-    return None
+        fields["cut"] = cut_of(message)
+    return fields
