@@ -82,7 +82,8 @@ async def run_assistant(assistant_id: str, store: AssistantStore) -> AssistantVe
     """
     if is_assistant(assistant_id):
         return None
-    found = await store.get(_uuid(assistant_id)) if _uuid(assistant_id) else None
+    key = _uuid(assistant_id)
+    found = await store.get(key) if key else None
     if found is None:
         raise HTTPException(404, NOT_FOUND.format(assistant_id=assistant_id, graph=GRAPH_ID))
     return found.current

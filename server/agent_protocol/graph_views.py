@@ -13,11 +13,13 @@ import logging
 from typing import Any
 
 from fastapi import HTTPException
-from langchain_core.runnables.utils import create_model
+from langchain_core.utils.pydantic import create_model
 from langgraph.pregel import Pregel
 from pydantic import TypeAdapter
 
 from ducklm.graph.context import RunSwitches
+
+AnyGraph = Pregel[Any, Any, Any, Any]
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +41,7 @@ def read_xray(value: str | None) -> bool | int:
     return depth
 
 
-async def graph_json(graph: Pregel, xray: bool | int) -> dict[str, Any]:
+async def graph_json(graph: AnyGraph, xray: bool | int) -> dict[str, Any]:
     """The drawable graph's JSON, without the node ids LangGraph's server leaves out."""
     drawn = (await graph.aget_graph(xray=xray)).to_json()
     for node in drawn.get("nodes", []):
@@ -49,7 +51,7 @@ async def graph_json(graph: Pregel, xray: bool | int) -> dict[str, Any]:
     return drawn
 
 
-def graph_schemas(graph: Pregel) -> dict[str, Any]:
+def graph_schemas(graph: AnyGraph) -> dict[str, Any]:
     """`input_schema`, `output_schema`, `state_schema`, `config_schema`, `context_schema`.
 
     A schema LangGraph cannot build is `None`, as on the LangGraph server.
@@ -64,20 +66,20 @@ def graph_schemas(graph: Pregel) -> dict[str, Any]:
 
 
 async def subgraph_schemas(
-    graph: Pregel, namespace: str | None, *, recurse: bool
+    graph: AnyGraph, namespace: str | None, *, recurse: bool
 ) -> dict[str, dict[str, Any]]:
     """The schemas of each subgraph, by its namespace."""
     return {
-        name: graph_schemas(subgraph)
+        name: graph_schemas(subgraph)  # type: ignore[arg-type]  # a compiled graph's are Pregel
         async for name, subgraph in graph.aget_subgraphs(namespace=namespace, recurse=recurse)
     }
 
 
-def _state_schema(graph: Pregel) -> dict[str, Any]:
+def _state_schema(graph: AnyGraph) -> dict[str, Any]:
     """Every output channel by its update type (`Any` where that has no schema)."""
     fields: dict[str, Any] = {}
     for name in graph.stream_channels_list:
-        kind = graph.channels[name].UpdateType
+        kind = graph.channels[name].UpdateType  # type: ignore[union-attr]  # output: channels
         try:
             create_model(name, __root__=(kind, None)).model_json_schema()
             fields[name] = (kind, None)
