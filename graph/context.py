@@ -98,11 +98,24 @@ class DuckContext:
     (`ducklm.runtime.channel`); `None` sends them to LangGraph's `custom` stream."""
 
     def for_run(
-        self, *, critic: bool = True, memory: bool = True, review_behind: bool = False
+        self,
+        *,
+        critic: bool = True,
+        memory: bool = True,
+        review_behind: bool = False,
+        model: str | None = None,
     ) -> DuckContext:
-        """A copy of the context with the per-run switches set."""
+        """A copy of the context with the per-run switches set.
+
+        `model`: the conversation's chosen model for the answering roles (thinker and
+        action, `ModelRoles.switched`); `None` keeps the configured ones.
+        """
         return dataclasses.replace(
-            self, critic_enabled=critic, memory_enabled=memory, review_behind=review_behind
+            self,
+            models=self.models.switched(model),
+            critic_enabled=critic,
+            memory_enabled=memory,
+            review_behind=review_behind,
         )
 
 

@@ -95,6 +95,10 @@ class ConversationDoor(Protocol):
         """Skip the thread's reviews (recorded as skipped by the person)."""
         ...
 
+    async def choose_model(self, thread_id: str, model: str | None) -> str | None:
+        """Answer the thread's later turns with `model`, one the model server offers."""
+        ...
+
 
 REVIEWING = "ducklm: reviewing... (the critic and memory policy; Ctrl-C skips)"
 REVIEW_SKIPPED = "ducklm: review skipped"
@@ -105,6 +109,8 @@ async def cmd_chat(door: ConversationDoor, args: argparse.Namespace) -> int:
     flags: dict[str, Any] = {"critic": not args.no_critic, "memory": not args.no_memory}
     # A uuid4, as `ducklm.runtime.facade.new_thread_id` makes them (importing it loads the graph).
     thread_id = args.thread or str(uuid.uuid4())
+    if args.model is not None:  # before the first message: every turn of it answers so
+        await door.choose_model(thread_id, args.model)
     if args.message is not None:
         stream = door.stream(args.message, thread_id=thread_id, **flags)
         code = await print_run(stream, ConsolePrinter(as_json=args.json))

@@ -77,12 +77,18 @@ def _in_process_user_errors() -> tuple[type[Exception], ...]:
     from ducklm.models.prompts import PromptError  # noqa: PLC0415
     from ducklm.models.roles import ModelsConfigError  # noqa: PLC0415
     from ducklm.runtime.facade import NotWaitingError  # noqa: PLC0415
+    from ducklm.runtime.model_choice import (  # noqa: PLC0415
+        ModelsUnavailableError,
+        UnknownModelError,
+    )
     from ducklm.stores import DatabaseUnavailable, ThreadRunning  # noqa: PLC0415
 
     return (
         ModelsConfigError,
         PromptError,
         NotWaitingError,
+        UnknownModelError,  # `ducklm chat --model` names one the server does not offer
+        ModelsUnavailableError,
         ProposalError,
         MemoryNotFound,
         ThreadRunning,  # another process (a server beside this CLI) runs the thread
@@ -144,6 +150,11 @@ def build_parser() -> argparse.ArgumentParser:
     chat = sub.add_parser("chat", help="send a message (or chat interactively without one)")
     chat.add_argument("message", nargs="?", help="the message; omit it for an interactive chat")
     chat.add_argument("--thread", help="conversation id to continue (default: a new one)")
+    chat.add_argument(
+        "--model",
+        help="answer with this model of the configured server (see GET /v1/models/server); "
+        "kept for the conversation's later turns",
+    )
     _add_run_flags(chat)
     chat.set_defaults(command_fn=cmd_chat, remote_fn=over_http(cmd_chat))
 

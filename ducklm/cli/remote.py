@@ -150,6 +150,12 @@ class RemoteConversations:
         """Nothing to skip here (see `review_pending`)."""
         return 0
 
+    async def choose_model(self, thread_id: str, model: str | None) -> str | None:
+        """`PUT /v1/conversations/{id}/model` (a 422 lists the models the server offers)."""
+        path = f"/v1/conversations/{thread_id}/model"
+        view: dict[str, Any] = await self._server.call("PUT", path, json={"model": model})
+        return str(view["model"]) if view["chosen"] else None
+
     async def _password(self, thread_id: str, body: dict[str, Any]) -> AsyncIterator[Event]:
         task_id, _, request = await self._question(thread_id)
         if not is_password_request(request):

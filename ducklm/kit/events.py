@@ -30,6 +30,8 @@ EventType = Literal[
     "token",
     "answer_cut",
     "context_cut",
+    "model_usage",
+    "answer_facts",
     "reasoning",
     "tool_call_started",
     "tool_call_finished",

@@ -31,6 +31,10 @@ HTTP_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20)
 # Roles whose text people read as it streams: the answer (action, thinker) and code.
 SPEAKING_ROLES: frozenset[RoleName] = frozenset({"action", "thinker", "coder"})
 
+# The roles a conversation's chosen model replaces (`ModelRoles.switched`): the ones that
+# answer. The reviewers, the coder and the small JSON roles keep the configured model.
+ANSWERING_ROLES: tuple[RoleName, ...] = ("thinker", "action")
+
 
 class _IgnoredCookies(httpx.Cookies):
     """A cookie jar that never stores what a response sets."""
@@ -71,6 +75,7 @@ class ModelRoles:
         self._clients = dict(clients)
         self._http = http
         self._with_tools: dict[tuple[RoleName, tuple[str, ...]], Runnable[Any, Any]] = {}
+        self._switched: dict[str, ModelRoles] = {}
 
     @classmethod
     def build(cls, configs: Mapping[RoleName, RoleConfig]) -> ModelRoles:
@@ -90,6 +95,25 @@ class ModelRoles:
         """Close the roles' HTTP connections."""
         if self._http is not None:
             await self._http.aclose()
+
+    def switched(self, model: str | None) -> ModelRoles:
+        """These roles with `model` for the answering roles (thinker, action) on their servers.
+
+        A conversation's chosen model (`ducklm.runtime.model_choice`). The clients are
+        copies that differ only in the model name they send, sharing this object's
+        connections (which it alone closes); built once per model, so their tool
+        bindings are kept from turn to turn. `None`, or the model they have: these roles.
+        """
+        if not model or all(self._configs[r].model == model for r in ANSWERING_ROLES):
+            return self
+        if model not in self._switched:
+            configs = dict(self._configs)
+            clients = dict(self._clients)
+            for role in ANSWERING_ROLES:
+                configs[role] = configs[role].model_copy(update={"model": model})
+                clients[role] = clients[role].model_copy(update={"model_name": model})
+            self._switched[model] = ModelRoles(configs, clients)
+        return self._switched[model]
 
     def config(self, role: RoleName) -> RoleConfig:
         """The resolved settings of `role`."""

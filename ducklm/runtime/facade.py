@@ -34,6 +34,7 @@ from ducklm.kit.workspaces import requested_workspace
 from ducklm.memory.embeddings import embeddings_warm
 from ducklm.memory.episodes import EpisodeWriter
 from ducklm.runtime.episodes import reindex_conversations, turn_loader
+from ducklm.runtime.model_choice import ModelServer, check_model, model_server
 from ducklm.runtime.recovery import recover_dead_runs
 from ducklm.runtime.reviews import (
     DEFERRED_FOR_MESSAGE,
@@ -62,6 +63,7 @@ from ducklm.stores import (
 )
 from ducklm.stores.checkpoint_copy import copy_checkpoints
 from ducklm.stores.checkpoints import open_checkpointer
+from ducklm.stores.conversation_models import ConversationModels
 from ducklm.tools.elicitation import check_elicit_answer
 from ducklm.tools.hitl import (
     Answer,
@@ -129,6 +131,7 @@ class DuckLM:
         """Reads the threads' checkpointed states: `snapshot` (the latest, or one
         checkpoint) and `history` (`ducklm.runtime.states`)."""
         self._prefetches: set[asyncio.Task[Any]] = set()
+        self._chosen_models = ConversationModels(deps.stores.db)
         episodes = deps.context.episodes
         load = turn_loader(graph, str(deps.context.settings.workspace))
         settings = deps.context.settings
@@ -619,6 +622,33 @@ class DuckLM:
         """Skip the thread's reviews, recorded as skipped by the person; how many."""
         return await self.reviews.skip(thread_id)
 
+    async def model_server(self) -> ModelServer:
+        """The answering roles' model server: its state and the models it offers."""
+        thinker = self._deps.context.models.config("thinker")
+        return await model_server(thinker.base_url, thinker.model)
+
+    async def model_of(self, thread_id: str) -> str | None:
+        """The model chosen for `thread_id`'s answers; `None`: the configured one."""
+        return await self._chosen_models.get(thread_id)
+
+    async def choose_model(self, thread_id: str, model: str | None) -> str | None:
+        """Answer `thread_id`'s later turns with `model` (`None`: the configured one).
+
+        The history stays as it is; the thinker and action roles of the next turn ask
+        `model` on their server (`ducklm.runtime.model_choice`). Returns what is stored.
+
+        Raises:
+            UnknownModelError: The server does not offer `model` (the message lists them).
+            ModelsUnavailableError: The server's models cannot be read now.
+        """
+        if model is not None:
+            server = await self.model_server()
+            model = check_model(model, server)
+            if model == server.default:
+                model = None  # the configured one: nothing to remember
+        await self._chosen_models.set(thread_id, model)
+        return model
+
     async def runs(self, thread_id: str) -> list[RunRecord]:
         """The runs of `thread_id`, oldest first."""
         return await self._deps.stores.runs.for_thread(thread_id)
@@ -716,7 +746,11 @@ class DuckLM:
         # A review behind an earlier answer never delays this run: it is deferred, and
         # runs (from its answer's checkpoint) once the thread is idle. Episodes are
         # written when no run goes on (`EpisodeWriter.hold`).
-        context = self._deps.context.for_run(critic=critic, memory=memory, review_behind=behind)
+        # The conversation's chosen model, read at each run: a choice made since applies.
+        model = await self._chosen_models.get(thread_id)
+        context = self._deps.context.for_run(
+            critic=critic, memory=memory, review_behind=behind, model=model
+        )
         async with self.reviews.hold(thread_id, DEFERRED_FOR_MESSAGE):
             with writer.hold() if writer is not None else nullcontext():
                 async for item in stream_run(

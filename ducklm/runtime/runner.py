@@ -38,6 +38,7 @@ from ducklm.graph.context import DuckContext
 from ducklm.graph.state import DuckState
 from ducklm.kit.events import UNAUDITED, Event, EventType, RunStatus, done_fields, event
 from ducklm.models.errors import describe_failure
+from ducklm.runtime.answer_facts import AnswerClock
 from ducklm.runtime.audit_buffer import AuditBuffer
 from ducklm.runtime.channel import GraphChunk, RunChannel
 from ducklm.runtime.states import thread_config
@@ -132,6 +133,8 @@ class _Run:
         self.error: str | None = None
         self.review_due = False
         self.buffer = AuditBuffer(stores.audit, thread_id, self.run_id)
+        self.clock = AnswerClock()
+        """The answer's timing, model and tokens, for `answer_facts`."""
 
     async def record(self, type_: EventType | str, data: dict[str, Any]) -> Event:
         """Stamp and write an event now (the first and the last of a run)."""
@@ -143,6 +146,7 @@ class _Run:
     def note(self, type_: EventType | str, data: dict[str, Any]) -> Event:
         """Stamp an event between the first and the last; its write follows shortly."""
         item = self._stamp(type_, data)
+        self.clock.see(type_, data)
         if type_ == "token":
             self.pieces.append(str(data.get("text") or ""))
         elif type_ == "answer_cut" and int(data.get("dropped") or 0) > 0:
@@ -215,6 +219,8 @@ async def stream_run(
         log.exception("run %s on thread %s failed", run.run_id, thread_id)
         run.status, run.error = "failed", await describe_failure(exc, context.settings)
         yield run.note("error", {"message": run.error, "fatal": True})
+    if (facts := run.clock.fields()) is not None:
+        yield run.note("answer_facts", facts)
     review = _review_of(run) if reviews is not None else None
     done = await _finish(run, review)
     if review is not None:

@@ -46,6 +46,8 @@ class Exchange:
     """The questions the turn asked the person, with their answers."""
     events: list[Event] = field(default_factory=list)
     """The task's audited events, in order (the route, the plan, the tool results)."""
+    facts: Event | None = None
+    """The answer's `answer_facts` (model, first token, tokens, rate, cut), if one streamed."""
 
 
 async def read_transcript(
@@ -119,6 +121,7 @@ def _exchange(task: TaskRecord, turn: list[AnyMessage], events: list[Event]) -> 
         calls=calls,
         questions=questions_of(events, task.status, calls),
         events=events,
+        facts=next((e for e in reversed(events) if e.get("type") == "answer_facts"), None),
     )
 
 
@@ -161,6 +164,8 @@ def _turn_lines(exchange: Exchange) -> list[str]:
     lines += [f"  {call.tool}: {call.label}" for call in calls.values()]
     if exchange.partial:
         lines.append(f"duck: {exchange.partial}")
+    if exchange.facts is not None:
+        lines.append(f"  ({facts_text(exchange.facts)})")
     if exchange.error:
         lines.append(f"  failed: {exchange.error}")
     elif exchange.status == "cancelled":
@@ -174,3 +179,17 @@ def _asked_about(questions: list[QuestionRecord], call_id: str) -> list[str]:
     for question in asked:
         questions.remove(question)
     return [f"  asked: {q.summary} -> {q.outcome}" for q in asked]
+
+
+def facts_text(facts: Event) -> str:
+    """An answer's facts in a few words: `scripted · first token 0.4 s · 12 tokens, 30/s`."""
+    parts = [str(facts.get("model") or "no model (a tool's result)")]
+    parts.append(f"first token {facts.get('first_token_s', 0):g} s")
+    rate = facts.get("tokens_per_s")
+    tokens = f"{facts.get('tokens', 0)} tokens"
+    parts.append(f"{tokens}, {rate:g}/s" if rate else tokens)
+    if facts.get("cut"):
+        parts.append(f"cut ({facts['cut']})")
+    if facts.get("prompt_cut"):
+        parts.append("prompt cut to fit")
+    return " · ".join(parts)

@@ -94,7 +94,7 @@ class Conversations:
             deleted = await self._db.execute(
                 "DELETE FROM conversations WHERE id = ?", (conversation_id,)
             )
-            for table in ("tasks", "runs", "events", "command_intents"):
+            for table in ("tasks", "runs", "events", "command_intents", "conversation_models"):
                 await self._db.execute(
                     f"DELETE FROM {table} WHERE thread_id = ?", (conversation_id,)
                 )

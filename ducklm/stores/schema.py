@@ -43,6 +43,13 @@ CREATE TABLE IF NOT EXISTS conversations (
     updated_at REAL NOT NULL
 );
 
+-- The model a conversation answers with, when the person chose one (stores/conversation_models.py).
+CREATE TABLE IF NOT EXISTS conversation_models (
+    thread_id  TEXT PRIMARY KEY,
+    model      TEXT NOT NULL,
+    updated_at REAL NOT NULL
+);
+
 CREATE TABLE IF NOT EXISTS events (
     thread_id TEXT NOT NULL,
     seq       INTEGER NOT NULL,

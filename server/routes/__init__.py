@@ -9,6 +9,7 @@ from ducklm.server.responses import GUARDED, errors
 from ducklm.server.routes import (
     approvals,
     chat,
+    conversation_model,
     conversations,
     exports,
     learning,
@@ -31,6 +32,7 @@ def api_routers() -> list[APIRouter]:
         chat,
         tasks,
         conversations,
+        conversation_model,
         exports,
         undo,
         review,

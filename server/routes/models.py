@@ -6,9 +6,11 @@ import asyncio
 from dataclasses import asdict
 
 from fastapi import APIRouter
+from pydantic import BaseModel
 
 from ducklm.models.ping import ping_model_server
 from ducklm.models.roles import ROLE_NAMES
+from ducklm.runtime.model_choice import ServerStatus
 from ducklm.server.deps import Duck
 from ducklm.server.responses import RoleView, ServerCheck
 
@@ -34,3 +36,26 @@ async def ping(duck: Duck) -> list[ServerCheck]:
     return [
         ServerCheck(**asdict(check), base_url=url) for url, check in zip(urls, checks, strict=True)
     ]
+
+
+class ModelServerView(BaseModel):
+    """The answering roles' model server: its state and the models it offers."""
+
+    base_url: str
+    status: ServerStatus
+    """up, loading (its model), restarting (DuckLM starts it again after a crash), down."""
+    detail: str
+    fix: str
+    """What to do about it; empty when up, or when DuckLM is restarting it."""
+    local: bool
+    """Whether it is the local server `ducklm serve` started and keeps."""
+    models: list[str]
+    """The ids its `GET /models` lists: what a conversation may choose."""
+    default: str
+    """The configured model of the answering roles (thinker, action)."""
+
+
+@router.get("/server")
+async def model_server(duck: Duck) -> ModelServerView:
+    """The model server the answers come from, for the web chat's header and picker."""
+    return ModelServerView(**asdict(await duck.model_server()))

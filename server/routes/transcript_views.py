@@ -59,6 +59,8 @@ class ExchangeView(BaseModel):
     questions: list[QuestionView]
     events: list[EventView]
     """The task's audited events, in order."""
+    facts: EventView | None = None
+    """The answer's `answer_facts`: model, first token, tokens and rate, whether it was cut."""
 
 
 class TranscriptView(BaseModel):
@@ -80,6 +82,7 @@ def exchange_view(exchange: Exchange) -> ExchangeView:
         calls=[_call_view(call) for call in exchange.calls],
         questions=[_question_view(question) for question in exchange.questions],
         events=[EventView.model_validate(item) for item in exchange.events],
+        facts=None if exchange.facts is None else EventView.model_validate(exchange.facts),
     )
 
 

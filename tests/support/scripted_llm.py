@@ -182,6 +182,8 @@ class ScriptedLLM:
             `default_generation_settings.n_ctx`); unset, `/props` is 404.
         count_prompt: When set, the `usage.prompt_tokens` of each request (given its
             body), e.g. to play a server that cut the prompt; unset, `_prompt_pieces`.
+        models: The model ids `GET /v1/models` lists (`["scripted"]` unless a test
+            offers more, e.g. to switch a conversation's model).
     """
 
     base_url: str
@@ -193,6 +195,7 @@ class ScriptedLLM:
         self.embedded = []
         self.props: JSONDict | None = None
         self.count_prompt: Callable[[JSONDict], int] | None = None
+        self.models: list[str] = ["scripted"]
         self._queue: collections.deque[Reply] = collections.deque()
         self._default: Reply | None = None
         self._responder: Responder | None = None
@@ -442,7 +445,8 @@ class _Handler(BaseHTTPRequestHandler):
                 {
                     "object": "list",
                     "data": [
-                        {"id": "scripted", "object": "model", "created": 0, "owned_by": "tests"}
+                        {"id": name, "object": "model", "created": 0, "owned_by": "tests"}
+                        for name in self.server.owner.models
                     ],
                 },
             )

@@ -99,7 +99,26 @@ async def ask_uncut(
         cut = await find_cut(runtime.context, role, asked.request, said) if said else None
         if cut is None or not retry_after_cut(runtime, cut, shrunk=shrink, spoken=asked.spoken):
             break
+    if asked.spoken:
+        report_usage(runtime, role, said)
     return asked.result
+
+
+def report_usage(runtime: Runtime[DuckContext], role: RoleName, said: BaseMessage | None) -> None:
+    """Say which model spoke the answer and what the server counted (`model_usage`).
+
+    Only for a call whose answer streamed to the person: the runner joins it with the
+    answer's timing into `answer_facts`. Counts are `None` when the server sent no usage.
+    """
+    usage = getattr(said, "usage_metadata", None) or {}
+    emit(
+        runtime,
+        "model_usage",
+        role=role,
+        model=runtime.context.models.config(role).model,
+        output_tokens=usage.get("output_tokens"),
+        input_tokens=usage.get("input_tokens"),
+    )
 
 
 def prompt_report(chunks: Iterable[AIMessageChunk]) -> AIMessageChunk | None:
