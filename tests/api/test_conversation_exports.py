@@ -85,6 +85,9 @@ async def test_export_then_import_gives_the_same_messages(
     assert copy["title"] == "Trip notes"
     assert await _messages(served, copy["id"]) == await _messages(served, conversation)
     assert len(llm.requests) == asked  # nothing was asked of the model, nothing ran
+    # Text from a file is untrusted: whatever is not read-only asks in the copy.
+    state = (await served.client.get(f"/threads/{copy['id']}/state")).json()
+    assert state["values"]["taint"]["tool"] == "the imported conversation"
 
     transcript = (await served.client.get(f"/v1/conversations/{copy['id']}/transcript")).json()
     first = transcript["exchanges"][0]

@@ -1,0 +1,73 @@
+"""The JSONL reader and the Markdown writer of `ducklm.runtime.exports`, without a server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+from ducklm.runtime.exports import BadImport, markdown_export, read_jsonl
+from ducklm.runtime.exports.reading import NOT_RUN
+from ducklm.runtime.transcript import Exchange
+from ducklm.stores import Conversation
+
+HEADER = {"type": "conversation", "format": "ducklm.conversation", "version": 1, "title": "T"}
+
+
+def _file(*lines: dict[str, object]) -> str:
+    return "".join(json.dumps(line) + "\n" for line in (HEADER, *lines))
+
+
+def test_a_call_without_a_result_is_answered_not_run() -> None:
+    calls = [{"id": "c1", "name": "shell_exec", "args": {"command": "rm -rf x"}}]
+    found = read_jsonl(
+        _file(
+            {"type": "message", "role": "user", "content": "clean up"},
+            {"type": "message", "role": "assistant", "content": "", "tool_calls": calls},
+            {"type": "event", "task_id": "t1", "event": {"type": "approval_requested"}},
+            {"type": "message", "role": "assistant", "content": "Asked you first."},
+        )
+    )
+    user, asked, result, answer = found.messages
+    assert isinstance(user, HumanMessage)
+    assert isinstance(asked, AIMessage)
+    assert asked.tool_calls[0]["args"] == {"command": "rm -rf x"}
+    assert isinstance(result, ToolMessage)
+    assert (result.tool_call_id, result.status, result.text) == ("c1", "error", NOT_RUN)
+    assert answer.text == "Asked you first."
+    assert found.records == 1
+    assert found.header.title == "T"
+
+
+@pytest.mark.parametrize(
+    ("lines", "said"),
+    [
+        ([{"type": "message", "role": "user", "content": "x", "colour": "red"}], "line 2"),
+        ([{"type": "message", "role": "robot", "content": "x"}], "line 2: not a message: `role`"),
+        ([{"type": "call"}, ["not", "an", "object"]], "line 3 is not a JSON object"),
+    ],
+)
+def test_a_bad_line_is_named(lines: list[object], said: str) -> None:
+    text = json.dumps(HEADER) + "\n" + "".join(json.dumps(line) + "\n" for line in lines)
+    with pytest.raises(BadImport, match=said):
+        read_jsonl(text)
+
+
+def test_another_version_is_refused() -> None:
+    with pytest.raises(BadImport, match="line 1: not a `conversation` header: `version`"):
+        read_jsonl(json.dumps({**HEADER, "version": 2}) + "\n")
+
+
+def test_markdown_fences_outlast_the_backticks_inside() -> None:
+    conversation = Conversation("c", "Fences", None, 0.0, 0.0)
+    call = {"id": "c1", "name": "file_read", "args": {"path": "a.md"}}
+    turn = [
+        AIMessage("", tool_calls=[call]),
+        ToolMessage("```python\nprint(1)\n```", tool_call_id="c1", name="file_read"),
+        AIMessage("It prints 1."),
+    ]
+    text = markdown_export(conversation, [Exchange("read a.md", messages=turn)], 0.0)
+    assert text.startswith("# Fences\n\n*Exported from DuckLM on 1970-01-01 00:00 UTC")
+    assert "Output:\n\n````text\n```python\nprint(1)\n```\n````" in text
+    assert text.rstrip().endswith("It prints 1.")
