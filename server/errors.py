@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from ducklm.kit.workspaces import WorkspaceError
+from ducklm.mcp.errors import TypedInputError
 from ducklm.runtime.facade import NotWaitingError
 from ducklm.server.tasks import TaskNotFound, ThreadBusy
 from ducklm.tools.hitl import DecisionError
@@ -29,6 +30,8 @@ _STATUS: dict[type[Exception], int] = {
     DecisionError: status.HTTP_422_UNPROCESSABLE_CONTENT,
     # A folder the person did not allow: the request's value is refused, like any field.
     WorkspaceError: status.HTTP_422_UNPROCESSABLE_CONTENT,
+    # An MCP prompt or resource the message names that cannot be used as typed.
+    TypedInputError: status.HTTP_422_UNPROCESSABLE_CONTENT,
 }
 
 

@@ -52,6 +52,9 @@ class ChatRequest(Body):
     workspace: Workspace = None
     critic: bool = True
     memory: bool = True
+    expand: bool = True
+    """Run a leading `/server:prompt` and attach each `@server:uri` of a configured MCP
+    server; false sends the text as it is."""
 
 
 class ContinueRequest(Body):

@@ -195,11 +195,16 @@ class TaskHub:
 
     async def start(
         self,
+        typed: bool = False,
         message: str,
         *,
         thread_id: str | None,
+        `typed`: the person typed it, so its MCP prompt and mentions are expanded
+        (`DuckLM.send`); other callers' messages run as they are.
+
         workspace: str | None,
         critic: bool,
+            TypedInputError: (`typed`) what it names of an MCP server cannot be used.
         memory: bool,
     ) -> LiveTask:
         """Start `message` as a new task on `thread_id` (a new thread when `None`).
@@ -213,7 +218,8 @@ class TaskHub:
             self._take(thread_id, task_id)
         else:
             await self._take_unless_waiting(thread_id, task_id)
-        events = self._duck.stream(
+        run = self._duck.send if typed else self._duck.stream
+        events = run(
             message,
             thread_id=thread_id,
             workspace=workspace,

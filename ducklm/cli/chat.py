@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ducklm.cli.console import EXIT_CODES, ConsolePrinter, print_run
 from ducklm.cli.elicit import prompt_answer, read_elicit
+from ducklm.cli.remote_client import ServerRefused
+from ducklm.mcp.errors import TypedInputError
 from ducklm.tools.hitl import (
     Answer,
     DecisionError,
@@ -43,6 +45,17 @@ class ConversationDoor(Protocol):
         memory: bool = True,
     ) -> AsyncIterator[Event]:
         """Run `message` as a new task on a thread."""
+        ...
+
+    def send(
+        self,
+        message: str,
+        *,
+        thread_id: str | None = None,
+        critic: bool = True,
+        memory: bool = True,
+    ) -> AsyncIterator[Event]:
+        """Run what the person typed: `/server:prompt` and `@server:uri` expanded first."""
         ...
 
     def resume(
@@ -112,7 +125,7 @@ async def cmd_chat(door: ConversationDoor, args: argparse.Namespace) -> int:
     if args.model is not None:  # before the first message: every turn of it answers so
         await door.choose_model(thread_id, args.model)
     if args.message is not None:
-        stream = door.stream(args.message, thread_id=thread_id, **flags)
+        stream = door.send(args.message, thread_id=thread_id, **flags)
         code = await print_run(stream, ConsolePrinter(as_json=args.json))
     else:
         code = await _interactive(door, thread_id, flags, args.json)
@@ -212,9 +225,13 @@ async def _interactive(
             return code
         if not line.strip():
             return code
-        code = await print_run(
-            door.stream(line, thread_id=thread_id, **flags), ConsolePrinter(as_json=as_json)
-        )
+        try:
+            code = await print_run(
+                door.send(line, thread_id=thread_id, **flags), ConsolePrinter(as_json=as_json)
+            )
+        except (TypedInputError, ServerRefused) as exc:  # a bad line: say so, read another
+            print(f"ducklm: {exc}", file=sys.stderr)
+            continue
         while code == EXIT_CODES["interrupted"]:
             code = await _answer_interactively(door, thread_id, flags, as_json)
 

@@ -32,6 +32,7 @@ from ducklm.cli.server import add_server_commands
 from ducklm.cli.undo import add_undo_command
 from ducklm.config.settings import Settings, SettingsError, load_settings
 from ducklm.mcp.config import McpConfigError
+from ducklm.mcp.errors import TypedInputError
 from ducklm.runtime.logs import start_file_logging
 from ducklm.tools.hitl import DECISION_TYPES, DecisionError
 
@@ -43,7 +44,14 @@ if TYPE_CHECKING:
 __all__ = ["EXIT_CODES", "build_parser", "main"]
 # The command was wrong: said in one line, exit code 2. The in-process path's own
 # errors are in `_in_process_user_errors`.
-USER_ERRORS = (SettingsError, DecisionError, LookupError, ServerRefused, McpConfigError)
+USER_ERRORS = (
+    SettingsError,
+    DecisionError,
+    LookupError,
+    ServerRefused,
+    McpConfigError,
+    TypedInputError,
+)
 
 
 def main(argv: list[str] | None = None) -> int:

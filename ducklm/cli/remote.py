@@ -66,6 +66,17 @@ class RemoteConversations:
             body["conversation_id"] = thread_id
         return self._run("/v1/chat/stream", body)
 
+    def send(
+        self,
+        message: str,
+        *,
+        thread_id: str | None = None,
+        critic: bool = True,
+        memory: bool = True,
+    ) -> AsyncIterator[Event]:
+        """`POST /v1/chat/stream`, which expands MCP prompts and mentions (`expand`)."""
+        return self.stream(message, thread_id=thread_id, critic=critic, memory=memory)
+
     async def resume(
         self,
         thread_id: str,

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # a type only: the operator commands read events without Lang
 
 EventType = Literal[
     "run_started",
+    "message_sent",
     "route_decided",
     "plan_created",
     "plan_step_started",

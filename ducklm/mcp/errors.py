@@ -49,3 +49,11 @@ def authorization_words(exc: BaseException, name: str, *, static_token: bool) ->
     if static_token:
         return REFUSED_TOKEN.format(name=name, status=status)
     return NEEDS_LOGIN.format(name=name)
+
+
+class TypedInputError(ValueError):
+    """What the person typed names an MCP prompt or resource that cannot be used as typed.
+
+    Its message says what was wrong: an unknown server or prompt, a missing or unknown
+    argument, a resource the server could not read.
+    """

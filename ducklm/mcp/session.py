@@ -5,7 +5,8 @@ The SDK's `ClientSession` introduces itself as `mcp`, offers no roots, and when 
 request is given up on (a timeout, Stop, a cancelled task) it forgets it without telling
 the server, which keeps working; `DuckSession` fixes the three. It also takes the
 server's questions during a call (`elicitation/create`, `sampling/createMessage`) to
-the call's `CallAsks` (`asks.py`), and so advertises both capabilities.
+the call's `CallAsks` (`asks.py`), and so advertises both capabilities. It counts the
+server's `list_changed` notices for prompts and resources (`changes`).
 """
 
 from __future__ import annotations
@@ -72,6 +73,9 @@ class DuckSession(ClientSession):
         self._root_uri = root_uri
         self._on_tools_changed = on_tools_changed
         self._asking = asking
+        self.changes = {"prompts": 0, "resources": 0}
+        """How often the server said its prompts or resources changed (`list_changed`):
+        the lists cached by `prompts.py` and `mentions.py` are read again when it moves."""
         super().__init__(
             read,
             write,
@@ -162,10 +166,14 @@ class DuckSession(ClientSession):
         | types.ServerNotification
         | Exception,
     ) -> None:
-        if isinstance(message, types.ServerNotification) and isinstance(
-            message.root, types.ToolListChangedNotification
-        ):
+        if not isinstance(message, types.ServerNotification):
+            return
+        if isinstance(message.root, types.ToolListChangedNotification):
             await self._on_tools_changed()
+        elif isinstance(message.root, types.PromptListChangedNotification):
+            self.changes["prompts"] += 1
+        elif isinstance(message.root, types.ResourceListChangedNotification):
+            self.changes["resources"] += 1
 
 
 def _error(message: str) -> types.ErrorData:

@@ -31,6 +31,7 @@ from ducklm.graph.state import DuckState
 from ducklm.kit.events import Event, RunStatus, done_fields, event
 from ducklm.kit.ids import new_task_id, new_thread_id
 from ducklm.kit.workspaces import requested_workspace
+from ducklm.mcp.typed import expand, has_mcp_parts
 from ducklm.memory.embeddings import embeddings_warm
 from ducklm.memory.episodes import EpisodeWriter
 from ducklm.runtime.episodes import reindex_conversations, turn_loader
@@ -237,6 +238,55 @@ class DuckLM:
         return self._new_task(
             graph_input, thread_id, task, workspace=workspace, critic=critic, memory=memory
         )
+
+    async def send(
+        self,
+        message: str,
+        *,
+        thread_id: str | None = None,
+        workspace: str | None = None,
+        critic: bool = True,
+        memory: bool = True,
+        task_id: str | None = None,
+    ) -> AsyncIterator[Event]:
+        """Run what the person typed, as `stream` does, with its MCP parts expanded first.
+
+        `/server:prompt ...` sends that prompt's messages and `@server:uri` attaches that
+        resource (`ducklm.mcp.typed`); a message without them is `stream`'s. Only the
+        person's doors call this (the web chat, `ducklm chat`): it reads what they name.
+
+        Raises:
+            TypedInputError: An unknown prompt, a missing argument, a resource that could
+                not be read; raised when iteration starts, before anything is written.
+            WorkspaceError: As for `stream`.
+        """
+        mcp = self._deps.context.mcp
+        if not has_mcp_parts(message, mcp):
+            async for item in self.stream(
+                message,
+                thread_id=thread_id,
+                workspace=workspace,
+                critic=critic,
+                memory=memory,
+                task_id=task_id,
+            ):
+                yield item
+            return
+        typed = await expand(message, mcp)
+        thread_id = thread_id or new_thread_id()
+        state = await self.state(thread_id)
+        tainted = state is not None and state.taint is not None
+        task = TaskRef(
+            task_id or new_task_id(),
+            message,
+            bump_conversation=True,
+            opening=typed.opening(tainted=tainted),
+        )
+        graph_input = typed.graph_input(tainted=tainted)
+        async for item in self._new_task(
+            graph_input, thread_id, task, workspace=workspace, critic=critic, memory=memory
+        ):
+            yield item
 
     def stream_values(
         self,

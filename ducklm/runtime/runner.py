@@ -63,6 +63,9 @@ class TaskRef:
     bump_conversation: bool = False
     workspace: str | None = None
 
+    opening: tuple[Event, ...] = ()
+    """Events the door tells right after `run_started`: what the run brings
+    (`message_sent`, and `conversation_untrusted` for an untrusted attachment)."""
 
 @dataclass(frozen=True)
 class ReviewRef:
@@ -209,6 +212,8 @@ async def stream_run(
         )
         async with contextlib.aclosing(graph_run) as items:
             async for item in items:
+    for item in task.opening:
+        yield run.note(item["type"], {k: v for k, v in item.items() if k != "type"})
                 yield item
     except asyncio.CancelledError:
         run.status = "cancelled"

@@ -13,7 +13,7 @@ from ducklm.server.schemas import ChatRequest
 from ducklm.server.sse import event_stream
 from ducklm.server.tasks import LiveTask
 
-router = APIRouter(tags=["chat"], responses=errors(409))
+router = APIRouter(tags=["chat"], responses=errors(409, 422))
 
 
 @router.post("/chat")
@@ -43,6 +43,7 @@ async def _start(body: ChatRequest, duck: Duck, hub: Hub) -> LiveTask:
         workspace=workspace,
         critic=body.critic,
         memory=body.memory,
+        typed=body.expand,
     )
 
 

@@ -1,18 +1,105 @@
-"""`GET /v1/mcp/servers`: the MCP servers of this server's process, for the activity drawer."""
+"""`/v1/mcp/...`: the MCP servers of this server's process, their prompts and resources.
+
+`servers` is the activity drawer's; `prompts` and `resources` feed the composer's
+completion list (`ui/mcp-complete.js`), and `POST prompts/{server}/{name}` expands one
+prompt without sending it. Listing starts the servers that are not running (the person
+asked for what they offer); one that cannot start is named in `problems`.
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Any, Literal
 
+from fastapi import APIRouter, HTTPException
+from pydantic import BaseModel, Field
+
+from ducklm.mcp.connect import needs_sign_in
+from ducklm.mcp.errors import TypedInputError
+from ducklm.mcp.mentions import list_resources
+from ducklm.mcp.prompts import check_arguments, find_prompt, get_prompt, list_prompts
+from ducklm.mcp.server import McpServer
+from ducklm.mcp.servers import McpServers
 from ducklm.server.deps import Duck
-from ducklm.server.responses import McpServersView, McpServerView
+from ducklm.server.responses import McpServersView, McpServerView, errors
 
 router = APIRouter(tags=["mcp"])
+UNKNOWN_SERVER = "no MCP server {name!r} is configured"
+
+
+class Problem(BaseModel):
+    """A server whose list could not be had, and why."""
+
+    server: str
+    message: str
+
+
+class PromptArgumentView(BaseModel):
+    """One argument of a prompt."""
+
+    name: str
+    description: str = ""
+    required: bool = False
+
+
+class PromptView(BaseModel):
+    """A prompt, as the composer offers it: `command` is what the person types."""
+
+    server: str
+    name: str
+    command: str
+    description: str = ""
+    arguments: list[PromptArgumentView] = []
+
+
+class PromptsView(BaseModel):
+    """The prompts of the running servers."""
+
+    prompts: list[PromptView]
+    problems: list[Problem] = []
+
+
+class ResourceView(BaseModel):
+    """A resource a server lists: `mention` is what the person types to attach it."""
+
+    server: str
+    uri: str
+    mention: str
+    name: str = ""
+    description: str = ""
+    mime_type: str = ""
+
+
+class ResourcesView(BaseModel):
+    """The resources of the running servers."""
+
+    resources: list[ResourceView]
+    problems: list[Problem] = []
+
+
+class PromptArguments(BaseModel):
+    """The arguments of one prompt, by name."""
+
+    model_config = {"extra": "forbid"}
+    arguments: dict[str, str] = Field(default_factory=dict)
+
+
+class SentMessageView(BaseModel):
+    """One message of an expanded prompt."""
+
+    role: Literal["user", "assistant"]
+    text: str
+
+
+class ExpandedPrompt(BaseModel):
+    """What running the prompt would send."""
+
+    command: str
+    messages: list[SentMessageView]
 
 
 @router.get("/mcp/servers")
 async def mcp_servers(duck: Duck) -> McpServersView:
-    """Each enabled server as this process holds it (`stopped` until a turn starts it)."""
+    """Each enabled server as this process holds it (`stopped` until a turn starts them)."""
     return McpServersView(
         servers=[
             McpServerView(
@@ -22,7 +109,63 @@ async def mcp_servers(duck: Duck) -> McpServersView:
                 state=server.state,
                 tools=len(server.tools),
                 error=server.error,
+                needs_sign_in=needs_sign_in(server),
             )
             for server in duck.context.mcp.servers
         ]
     )
+
+
+@router.get("/mcp/prompts")
+async def mcp_prompts(duck: Duck) -> PromptsView:
+    """Every prompt of every server (started if need be), for `/server:prompt`."""
+    found, problems = await _gather(duck.context.mcp, list_prompts)
+    return PromptsView(
+        prompts=[PromptView.model_validate(p.wire()) for p in found], problems=problems
+    )
+
+
+@router.get("/mcp/resources")
+async def mcp_resources(duck: Duck) -> ResourcesView:
+    """Every resource the servers list (started if need be), for `@server:uri`."""
+
+    async def listed(server: McpServer) -> list[ResourceView]:
+        name = server.spec.name
+        return [
+            ResourceView(server=name, mention=f"@{name}:{r['uri']}", **r)
+            for r in await list_resources(server)
+        ]
+
+    found, problems = await _gather(duck.context.mcp, listed)
+    return ResourcesView(resources=found, problems=problems)
+
+
+@router.post("/mcp/prompts/{server}/{name}", responses=errors(404, 422))
+async def expand_prompt(
+    server: str, name: str, body: PromptArguments, duck: Duck
+) -> ExpandedPrompt:
+    """The messages the prompt gives with these arguments (`prompts/get`); nothing is sent."""
+    mcp = duck.context.mcp
+    held = next((s for s in mcp.servers if s.spec.name == server), None)
+    if held is None:
+        raise HTTPException(404, UNKNOWN_SERVER.format(name=server))
+    await mcp.ensure([server])
+    prompt = await find_prompt(held, name)
+    arguments = check_arguments(prompt, body.arguments)
+    messages = await get_prompt(held, name, arguments)
+    return ExpandedPrompt(
+        command=prompt.command,
+        messages=[SentMessageView(role=m.role, text=m.text) for m in messages],
+    )
+
+
+async def _gather(mcp: McpServers, each: Any) -> tuple[list[Any], list[Problem]]:
+    await mcp.ensure()
+    found: list[Any] = []
+    problems: list[Problem] = []
+    for server in mcp.servers:
+        try:
+            found.extend(await each(server))
+        except TypedInputError as exc:
+            problems.append(Problem(server=server.spec.name, message=str(exc)))
+    return found, problems

@@ -1,0 +1,72 @@
+"""A server's prompts and resources, listed once per session and again after `list_changed`.
+
+The person's completion list asks for them at each `/` or `@` typed; listing again each
+time would be a round trip per keystroke. A list is kept with the session it came from
+and the count of that session's `list_changed` notices (`session.py:DuckSession.changes`),
+so a restarted server or a changed list is read afresh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from weakref import WeakKeyDictionary
+
+from ducklm.mcp.errors import TypedInputError
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+
+    from ducklm.mcp.server import McpServer
+
+T = TypeVar("T")
+Kind = Literal["prompts", "resources"]
+NOT_RUNNING = "the MCP server {name!r} is not running: {why}"
+FAILED = "the MCP server {name!r} could not {what}: {why}"
+
+_lists: WeakKeyDictionary[Any, dict[Kind, tuple[int, list[Any]]]] = WeakKeyDictionary()
+
+
+def running_session(server: McpServer) -> ClientSession:
+    """The server's open session.
+
+    Raises:
+        TypedInputError: It is not running; the message says why.
+    """
+    session = server.session
+    if session is None:
+        why = server.error or server.state
+        raise TypedInputError(NOT_RUNNING.format(name=server.spec.name, why=why))
+    return session
+
+
+def offers(session: ClientSession, kind: Kind) -> bool:
+    """Whether the server announced the capability `kind` when it started."""
+    capabilities = session.get_server_capabilities()
+    return capabilities is not None and getattr(capabilities, kind, None) is not None
+
+
+async def listed(
+    server: McpServer, kind: Kind, fetch: Callable[[ClientSession], Awaitable[list[T]]]
+) -> list[T]:
+    """The server's list of `kind`, from the cache while its session and count hold."""
+    session = running_session(server)
+    if not offers(session, kind):
+        return []
+    count = getattr(session, "changes", {}).get(kind, 0)
+    kept = _lists.setdefault(session, {}).get(kind)
+    if kept is not None and kept[0] == count:
+        return list(kept[1])
+    found = await guarded(server, f"list its {kind}", fetch(session))
+    _lists[session][kind] = (count, found)
+    return list(found)
+
+
+async def guarded(server: McpServer, what: str, work: Awaitable[T]) -> T:
+    """`work` within the server's deadline; its failures as `TypedInputError`."""
+    try:
+        return await asyncio.wait_for(work, timeout=server.timeout_s)
+    except Exception as exc:  # a JSON-RPC error, a timeout, a broken session
+        why = getattr(getattr(exc, "error", None), "message", None) or type(exc).__name__
+        raise TypedInputError(FAILED.format(name=server.spec.name, what=what, why=why)) from None
