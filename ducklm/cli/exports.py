@@ -56,7 +56,8 @@ async def cmd_export(duck: DuckLM, args: argparse.Namespace) -> int:
     if conversation is None:
         raise LookupError(f"no conversation with id {args.thread!r}")
     write = markdown_export if args.format == "md" else jsonl_export
-    text = write(conversation, await duck.transcript(args.thread), time.time())
+    exchanges = await duck.transcript(args.thread)
+    text = await asyncio.to_thread(write, conversation, exchanges, time.time())
     return await _put(text, args.output)
 
 
@@ -76,7 +77,7 @@ async def cmd_import(duck: DuckLM, args: argparse.Namespace) -> int:
     if text is None:
         return EXIT_USAGE
     try:
-        found = read_jsonl(text)
+        found = await asyncio.to_thread(read_jsonl, text)
     except BadImport as exc:
         print(f"ducklm: cannot import {args.file}: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from typing import Annotated, Any, Literal
@@ -52,7 +53,9 @@ async def export_conversation(
     conversation = await find_conversation(duck, conversation_id)
     exchanges = await duck.transcript(conversation_id)
     write = markdown_export if format == "md" else jsonl_export
-    text = write(conversation, exchanges, time.time())
+    # A long conversation takes a while to write (1,000 exchanges with a tool call each:
+    # 0.16 s as Markdown, 0.68 s as JSONL, at load 11 on 2 cores): off the event loop.
+    text = await asyncio.to_thread(write, conversation, exchanges, time.time())
     name = re.sub(r"[^A-Za-z0-9._-]", "_", conversation_id)[:80]
     disposition = f'attachment; filename="ducklm-{name}.{format}"'
     return Response(
@@ -69,7 +72,7 @@ async def import_jsonl(body: ImportRequest, duck: Duck) -> Conversation:
     A bad file is a `422` naming the line; nothing of it is kept.
     """
     try:
-        found = read_jsonl(body.jsonl)
+        found = await asyncio.to_thread(read_jsonl, body.jsonl)  # CPU: off the loop
     except BadImport as exc:
         raise HTTPException(
             status.HTTP_422_UNPROCESSABLE_CONTENT, f"cannot import: {exc}"
