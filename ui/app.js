@@ -8,6 +8,7 @@ import { Chat } from "./chat.js";
 import { Composer } from "./composer.js";
 import { ExportMenu } from "./export-menu.js";
 import { initLogout } from "./logout.js";
+import { ModelPicker } from "./model-picker.js";
 import { initNotices } from "./notify.js";
 import { ApprovalsPage } from "./page-approvals.js";
 import { ExperiencePage, MemoryPage, SkillsPage } from "./page-learning.js";
@@ -110,6 +111,8 @@ function main() {
     skip: byTestId("review-skip"),
   });
   status.watchWarmup();
+  const models = new ModelPicker({ health: byTestId("model-health"), select: byTestId("model-picker") });
+  models.watch();
   let chat = null;
   const composer = new Composer(composerElements, {
     onSend: (text) => chat.send(text),
@@ -123,6 +126,7 @@ function main() {
       onCreated: (id) => {
         location.hash = `#/c/${encodeURIComponent(id)}`;
       },
+      prepare: (id) => models.prepare(id),
       onChanged: () => sidebar.refresh(),
       onIdle: (id) => status.watchReview(id),
     },
@@ -156,6 +160,7 @@ function main() {
     const [name = "", ...rest] = location.hash.replace(/^#\/?/, "").split("/");
     if (PAGE_TITLES[name]) {
       exportMenu.show(null);
+      models.select.hidden = true; // a page has no conversation to choose for
       showView(name);
       title.textContent = PAGE_TITLES[name];
       pages[name].show();
@@ -164,6 +169,8 @@ function main() {
     const id = name === "c" && rest.length ? decodeURIComponent(rest.join("/")) : null;
     showView("chat");
     exportMenu.show(id);
+    models.select.hidden = false;
+    models.show(id);
     sidebar.setActive(id);
     // Coming back from a page to the same conversation keeps its live stream; without
     // one, reload it: its task may have been answered from the approvals page meanwhile.

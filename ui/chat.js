@@ -23,12 +23,14 @@ export class Chat {
    * @param {{composer: import("./composer.js").Composer,
    *   activity: import("./activity.js").Activity,
    *   onCreated: (id: string) => void, onChanged: () => void,
-   *   onIdle: (id: string|null) => void}} parts - `onCreated` when sending creates a
+   *   onIdle: (id: string|null) => void,
+   *   prepare?: (id: string) => Promise<void>}} parts - `onCreated` when sending creates a
    *   conversation; `onChanged` when titles or order may have changed; `onIdle` when a
-   *   conversation is shown or its task ended (a review may run behind the answer).
+   *   conversation is shown or its task ended (a review may run behind the answer);
+   *   `prepare`, awaited before a new conversation's first message is sent (its model).
    */
-  constructor({ transcript, empty }, { composer, activity, onCreated, onChanged, onIdle }) {
-    Object.assign(this, { transcript, empty, composer, activity, onCreated, onChanged, onIdle });
+  constructor({ transcript, empty }, { composer, activity, onCreated, onChanged, onIdle, prepare }) {
+    Object.assign(this, { transcript, empty, composer, activity, onCreated, onChanged, onIdle, prepare });
     this.conversationId = null;
     this.generation = 0; // bumped on each switch; late answers of an older view are dropped
     this.stream = null;
@@ -116,6 +118,7 @@ export class Chat {
       if (generation !== this.generation) return;
       this.conversationId = created.id;
       this.onCreated(created.id);
+      await this.prepare?.(created.id);
     }
     this.empty.hidden = true;
     const bubble = userMessage(text);

@@ -9,6 +9,7 @@
 // inline code, bold, italic, strike-through, links and bare URLs.
 
 import { h } from "./dom.js";
+import { copyButton } from "./copy.js";
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)/;
 const HEADING = /^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$/;
@@ -64,16 +65,7 @@ function fenced(lines, start) {
 }
 
 function codeBlock(code, language) {
-  const copy = h("button", { type: "button", class: "code-copy", text: "Copy" });
-  copy.addEventListener("click", async () => {
-    try {
-      await navigator.clipboard.writeText(code);
-      copy.textContent = "Copied";
-    } catch {
-      copy.textContent = "Copy failed";
-    }
-    setTimeout(() => (copy.textContent = "Copy"), 1500);
-  });
+  const copy = copyButton(() => code, { className: "code-copy" });
   return h(
     "figure",
     { class: "code-block", testid: "code-block" },

@@ -1,6 +1,7 @@
 // The terminal-like card of one tool call: the command, its live status, its output
 // and exit code; for the coder tools also the proposed change as a highlighted diff.
 
+import { copyButton } from "./copy.js";
 import { diffView, splitDiff } from "./diff.js";
 import { h, prettyJson } from "./dom.js";
 import { changedLine, revertButton } from "./revert.js";
@@ -60,9 +61,19 @@ export function callOutcome({ decision, approved_by: approvedBy, verdict, status
   return { outcome: "approved", by };
 }
 
-/** The outcome in words: "approved by you", "denied by policy: reason", "cancelled". */
+/**
+ * Who decided, in words for people: the person, DuckLM's own rules (the policy), or a
+ * rule the person made with "allow forever" (`rule N`).
+ */
+function decidedBy(outcome, by) {
+  if (by === "policy") return outcome === "denied" ? "blocked by DuckLM's safety rules" : "allowed without asking: DuckLM's rules call it safe";
+  if (/^rule \d+$/.test(by ?? "")) return `${outcome === "denied" ? "denied" : "allowed"} by your ${by}`;
+  return by ? `${outcome} by ${by}` : outcome;
+}
+
+/** The outcome in words: "approved by you", "blocked by DuckLM's safety rules: reason". */
 function outcomeText({ outcome, by, reason }) {
-  const words = by ? `${outcome} by ${by}` : outcome;
+  const words = decidedBy(outcome, by);
   return reason ? `${words}: ${reason}` : words;
 }
 
@@ -74,6 +85,12 @@ export class ToolCard {
   constructor({ callId, tool, args, status = "running" }) {
     this.status = h("span", { class: "tool-status", testid: "tool-status", text: status });
     this.output = h("pre", { class: "terminal-output", testid: "tool-output", hidden: true });
+    this.copy = copyButton(() => this.output.textContent, {
+      label: "Copy output",
+      testid: "tool-copy",
+      className: "copy-button tool-copy",
+    });
+    this.copy.hidden = true;
     this.meta = h("p", { class: "tool-meta", testid: "tool-meta", hidden: true });
     this.outcome = h("p", { class: "tool-meta tool-outcome", testid: "tool-outcome", hidden: true });
     this.code = h("div", { class: "code-change", testid: "code-change", hidden: true });
@@ -86,7 +103,7 @@ export class ToolCard {
         dataset: { callId: callId ?? "", status, tool: tool ?? "" },
         attrs: { "aria-label": `Tool call ${tool ?? ""}` },
       },
-      h("header", { class: "tool-head" }, toolLabel(tool), this.status),
+      h("header", { class: "tool-head" }, toolLabel(tool), this.copy, this.status),
       commandLine(tool, args),
       this.outcome,
       this.code,
@@ -143,12 +160,13 @@ export class ToolCard {
     if (output !== undefined && output !== null && output !== "") {
       this.output.textContent = truncated ? `${output}\n… (output truncated)` : String(output);
       this.output.hidden = false;
+      this.copy.hidden = false;
     }
     // A `tool_call_finished` event (not a stored result) says how the call was decided.
     if (verdict !== undefined) this.label(callOutcome(result));
     const facts = [];
     if (typeof exitCode === "number") facts.push(`exit code ${exitCode}`);
-    if (verdict) facts.push(`policy: ${verdict}`);
+    // How the call was decided is the outcome line's, in words; the verdict adds nothing.
     if (commandClass) facts.push(commandClass.replaceAll("_", " "));
     this.meta.textContent = facts.join(" · ");
     this.meta.hidden = facts.length === 0;

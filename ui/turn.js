@@ -3,6 +3,7 @@
 // turn is built either live from a task's events (`apply`) or from a conversation's
 // stored messages (`addText` & co.) plus its task's audited events (`applyAudited`).
 
+import { AnswerFooter } from "./answer-facts.js";
 import { h } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import { PlanView } from "./plan.js";
@@ -35,6 +36,7 @@ const AUDIT_ONLY = new Set([
   "plan_step_finished",
   "plan_revised",
   "code_proposed",
+  "answer_facts",
 ]);
 
 /** Event type -> the Turn method that shows it. */
@@ -48,6 +50,7 @@ const EVENT_HANDLERS = {
   code_proposed: "onCodeProposed",
   token: "onToken",
   answer_cut: "onAnswerCut",
+  answer_facts: "onFacts",
   reasoning: "onReasoning",
   tool_call_started: "startTool",
   tool_call_finished: "finishTool",
@@ -76,6 +79,7 @@ export class Turn {
     this.route = null;
     this.questions = [];
     this.text = null; // the text segment tokens go to: {el, source}
+    this.segments = []; // every text segment, in order: the answer Copy answer copies
     this.reasoning = null; // the reasoning block reasoning goes to: {el, body}
     this.restart = null; // the "restarting the model server" line, once the server crashed
     this.runTokens = 0;
@@ -83,10 +87,12 @@ export class Turn {
     this.body = h("div", { class: "turn-body" });
     this.status = h("p", { class: "turn-status", testid: "turn-status", hidden: true });
     this.undo = h("div", { class: "turn-undo", testid: "turn-undo", hidden: true });
+    this.footer = new AnswerFooter(() => this.answerMarkdown());
     this.el = h(
       "article",
       { class: "turn turn-assistant", testid: "assistant-turn", attrs: { "aria-label": "DuckLM" } },
       this.body,
+      this.footer.el,
       this.status,
       this.undo,
     );
@@ -157,6 +163,16 @@ export class Turn {
       this.scheduleRender(segment);
     }
     this.markCut(event.reason);
+  }
+
+  /** The model, first token, tokens and rate under the answer (`answer_facts`). */
+  onFacts(event) {
+    this.footer.setFacts(event);
+  }
+
+  /** The whole answer as its Markdown source: every text segment, in order. */
+  answerMarkdown() {
+    return this.segments.map((segment) => segment.source.trim()).filter(Boolean).join("\n\n");
   }
 
   /** Say under the answer that it was cut, and why. */
@@ -234,6 +250,7 @@ export class Turn {
     this.status.textContent = text;
     this.status.hidden = !text;
     this.status.dataset.state = state;
+    if (state !== "running" && this.answerMarkdown()) this.footer.show();
   }
 
   /** Text from a stored assistant message, rendered at once. */
@@ -248,6 +265,7 @@ export class Turn {
     if (!this.text) {
       const el = h("div", { class: "markdown", testid: "answer-text" });
       this.text = { el, source: "" };
+      this.segments.push(this.text);
       this.reasoning = null;
       this.body.append(el);
     }

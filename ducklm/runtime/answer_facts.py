@@ -54,7 +54,7 @@ class AnswerClock:
         usage = self._usage or {}
         counted = usage.get("output_tokens")
         by_server = isinstance(counted, int) and counted > 0
-        tokens = int(counted) if by_server else self._pieces
+        tokens = counted if isinstance(counted, int) and by_server else self._pieces
         span = self._last - self._first
         return {
             "model": str(usage.get("model") or ""),
