@@ -13,6 +13,7 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import httpx
 import pytest
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import NotFoundError
@@ -83,6 +84,25 @@ async def test_a_run_takes_the_assistants_recursion_limit(
     done = await client.runs.wait(await new_thread(client), "ducklm", input=prompt(), context=QUIET)
     assert isinstance(done, dict)
     assert "__error__" not in done
+
+
+async def test_deleting_an_assistant_can_take_its_threads(
+    client: LangGraphClient, llm: ScriptedLLM
+) -> None:
+    made = await client.assistants.create("ducklm", context=QUIET)
+    used = await new_thread(client)
+    other = await new_thread(client)
+    llm.script(reply("Used."))
+    await client.runs.wait(used, made["assistant_id"], input=prompt())
+    await client.assistants.delete(made["assistant_id"], delete_threads=True)
+    with pytest.raises(NotFoundError):
+        await client.threads.get(used)
+    assert (await client.threads.get(other))["thread_id"] == other
+    with pytest.raises(NotFoundError):
+        await client.assistants.get(made["assistant_id"])
+    with pytest.raises(httpx.HTTPStatusError) as refused:  # runs.wait raises httpx's own
+        await client.runs.wait(other, made["assistant_id"], input=prompt())
+    assert refused.value.response.status_code == 404
 
 
 @pytest.mark.parametrize(
