@@ -44,6 +44,7 @@ _MEANINGS = {
     status.HTTP_409_CONFLICT: "The thing is busy, or not in the state the request needs.",
     status.HTTP_413_CONTENT_TOO_LARGE: "The body is larger than DUCK_MAX_BODY_BYTES.",
     status.HTTP_422_UNPROCESSABLE_CONTENT: "A field, parameter or workspace is not acceptable.",
+    status.HTTP_502_BAD_GATEWAY: "A server DuckLM reaches (an MCP or authorization server) failed.",
     status.HTTP_503_SERVICE_UNAVAILABLE: "The store the route needs is not open.",
 }
 GUARDED = (400, 401, 403, 413, 422)
@@ -277,9 +278,19 @@ class McpServerView(BaseModel):
     tools: int
     error: str | None = None
     """Why it is not running (for failed and crashed), in words for people."""
+    needs_sign_in: bool = False
+    """Down for want of a person's OAuth sign-in: `POST .../connect` starts one."""
 
 
 class McpServersView(BaseModel):
     """The enabled MCP servers of the config file."""
 
     servers: list[McpServerView]
+
+
+class McpConnectView(BaseModel):
+    """A sign-in started at an MCP server behind OAuth."""
+
+    authorization_url: str | None
+    """Open it in the person's browser; it comes back to `/v1/mcp/oauth/callback`.
+    `None` when the server asked for no sign-in: it is connected already."""

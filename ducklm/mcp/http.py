@@ -2,9 +2,9 @@
 
 Imported only when such a server starts (the SDK and its OAuth providers). The person
 who may sign in (`person`, `ducklm mcp login`) gets a loopback listener for the
-redirect, open as long as the session, since a call may need more scopes later
-(step-up); in a turn nobody is there, and the server's 401 reads as "run `ducklm mcp
-login NAME`" (`errors.authorization_words`).
+redirect (the web chat's Connect brings a `SignIn` with its own), open as long as the
+session, since a call may need more scopes later (step-up); in a turn nobody is there,
+and the server's 401 reads as "run `ducklm mcp login NAME`" (`errors.authorization_words`).
 """
 
 from __future__ import annotations
@@ -26,13 +26,19 @@ from ducklm.mcp.oauth.storage import FileTokenStorage
 
 @contextlib.asynccontextmanager
 async def open_http(
-    spec: ServerSpec, token_path: Path, person: Show | None
+    spec: ServerSpec, token_path: Path, person: Show | SignIn | None
 ) -> AsyncIterator[tuple[Any, Any]]:
-    """The read and write streams of `spec` (its `${VAR}` filled already)."""
+    """The read and write streams of `spec` (its `${VAR}` filled already).
+
+    `person`: who may sign in. A `Show` gets a loopback listener for the redirect; a
+    `SignIn` comes with its own (`ducklm/mcp/connect.py`, the web chat's Connect).
+    """
     storage = FileTokenStorage(token_path, spec.url or "")
     async with contextlib.AsyncExitStack() as stack:
         signing: SignIn | None = None
-        if person is not None and (spec.oauth is None or spec.oauth.needs_person):
+        if isinstance(person, SignIn):  # its redirect arrives elsewhere (the web chat's route)
+            signing = person
+        elif person is not None and (spec.oauth is None or spec.oauth.needs_person):
             port = spec.oauth.callback_port if spec.oauth is not None else None
             signing = await stack.enter_async_context(sign_in(person, port=port))
         auth = await server_auth(spec, storage, signing)

@@ -39,7 +39,7 @@ from ducklm.stores.private import create_private_file
 if TYPE_CHECKING:
     from mcp import ClientSession
 
-    from ducklm.mcp.oauth.person import Show
+    from ducklm.mcp.oauth.person import Show, SignIn
     from ducklm.mcp.session import DuckSession
 
 log = logging.getLogger(__name__)
@@ -63,7 +63,7 @@ class McpServer:
         workspace: Path,
         log_dir: Path,
         timeout_s: float,
-        person: Show | None = None,
+        person: Show | SignIn | None = None,
     ):
         self.spec = spec
         self.state: State = "stopped"
@@ -127,6 +127,25 @@ class McpServer:
             )
         else:
             self._pause_s = FIRST_PAUSE_S
+
+    async def start_now(self) -> None:
+        """`ensure` without waiting out a failed start's pause: a person just signed in."""
+        self._retry_at = 0.0
+        await self.ensure()
+
+    def for_person(self, person: Show | SignIn, wait_s: float) -> McpServer:
+        """A new server of the same spec that `person` signs in to, given `wait_s` more to start.
+
+        The web chat's Connect (`connect.py`) signs in on it, then starts this one afresh.
+        """
+        spec = self.spec.model_copy(update={"start_timeout_s": self.spec.start_timeout_s + wait_s})
+        return McpServer(
+            spec,
+            workspace=self._workspace,
+            log_dir=self._log_path.parent,
+            timeout_s=self._timeout_s,
+            person=person,
+        )
 
     async def mark_crashed(self, why: str) -> str:
         """Record that the server died (its tools go until the next turn starts it again).

@@ -17,6 +17,7 @@ from langchain_core.tools import BaseTool
 
 from ducklm.config.settings import Settings
 from ducklm.mcp.config import ServerSpec, load_mcp_config
+from ducklm.mcp.connect import Connections
 from ducklm.mcp.server import McpServer
 from ducklm.tools.mcp_info import McpToolInfo, mcp_info
 
@@ -36,6 +37,8 @@ class McpServers:
 
     def __init__(self, servers: Iterable[McpServer] = ()) -> None:
         self._servers = {s.spec.name: s for s in servers}
+        self.connections = Connections(self._servers)
+        """The sign-ins a person started from the web chat (`connect.py`)."""
 
     @classmethod
     def empty(cls) -> McpServers:
@@ -78,7 +81,8 @@ class McpServers:
         return server if "__" in tool_name and server in self._servers else None
 
     async def aclose(self) -> None:
-        """Stop every server."""
+        """Stop every server (and end the sign-ins under way)."""
+        await self.connections.aclose()
         await asyncio.gather(*(s.stop() for s in self._servers.values()))
 
 

@@ -13,7 +13,6 @@ import asyncio
 import json
 import os
 import stat
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -26,25 +25,16 @@ from ducklm.mcp.config import ServerSpec
 from ducklm.mcp.oauth.loopback import LoopbackCallback
 from ducklm.mcp.server import McpServer
 from tests.support.cli import cli_env, start_cli
-from tests.support.mcp_servers import ROOT, write_config
+from tests.support.mcp_servers import oauth_server, write_config
 
-OAUTH_SERVER = ROOT / "tests" / "support" / "oauth_mcp_server.py"
 TTL_S = 2
 
 
 @pytest.fixture
 async def oauth_url() -> AsyncIterator[str]:
     """The MCP endpoint of a server behind OAuth whose tokens live `TTL_S` seconds."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, str(OAUTH_SERVER), "--ttl", str(TTL_S), stdout=asyncio.subprocess.PIPE
-    )
-    try:
-        assert process.stdout is not None
-        port = int(await asyncio.wait_for(process.stdout.readline(), timeout=60))
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        await process.wait()
+    async with oauth_server(TTL_S) as url:
+        yield url
 
 
 async def _browser() -> httpx.AsyncClient:

@@ -19,6 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON_SERVER = ROOT / "tests" / "support" / "mcp_server.py"
+OAUTH_SERVER = ROOT / "tests" / "support" / "oauth_mcp_server.py"
 NPM_SERVERS = ROOT / "tests" / "mcp_servers" / "node_modules" / "@modelcontextprotocol"
 
 
@@ -57,6 +58,21 @@ async def http_server(env: dict[str, str] | None = None) -> AsyncIterator[str]:
     try:
         assert process.stdout is not None
         port = int(await asyncio.wait_for(process.stdout.readline(), timeout=30))
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        await process.wait()
+
+
+@asynccontextmanager
+async def oauth_server(ttl_s: int) -> AsyncIterator[str]:
+    """tests/support/oauth_mcp_server.py (OAuth in front, tokens living `ttl_s`); its URL."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, str(OAUTH_SERVER), "--ttl", str(ttl_s), stdout=asyncio.subprocess.PIPE
+    )
+    try:
+        assert process.stdout is not None
+        port = int(await asyncio.wait_for(process.stdout.readline(), timeout=60))
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.terminate()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from ducklm.mcp.errors import NeedsAuthorization
@@ -25,17 +26,37 @@ TOO_LATE = "nobody authorized DuckLM within {s:.0f} s"
 Show = Callable[[str], Awaitable[None]]
 
 
+class Listener(Protocol):
+    """Where the browser's redirect arrives: the loopback listener, or DuckLM's own server.
+
+    The web chat's Connect (`ducklm/mcp/connect.py`) hands `SignIn` a listener that its
+    callback route feeds; `ducklm mcp login` uses `LoopbackCallback`.
+    """
+
+    @property
+    def redirect_uri(self) -> str:
+        """The URI the client registers and the server redirects to."""
+        ...
+
+    def expect(self, state: str) -> None:
+        """Take only the redirect that carries `state`."""
+
+    async def wait(self, timeout_s: float) -> tuple[str, str]:
+        """The code and state of the redirect (`TimeoutError` after `timeout_s`)."""
+        ...
+
+
 class SignIn:
     """One person's sign-in: the SDK's `redirect_handler` and `callback_handler`."""
 
-    def __init__(self, listener: LoopbackCallback, show: Show, wait_s: float) -> None:
+    def __init__(self, listener: Listener, show: Show, wait_s: float) -> None:
         self._listener = listener
         self._show = show
         self._wait_s = wait_s
 
     @property
     def redirect_uri(self) -> str:
-        """The loopback URI the client registers and the server redirects to."""
+        """The URI the client registers and the server redirects to (its listener's)."""
         return self._listener.redirect_uri
 
     async def redirect(self, authorization_url: str) -> None:
