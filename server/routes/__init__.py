@@ -14,6 +14,7 @@ from ducklm.server.routes import (
     exports,
     learning,
     mcp,
+    mcp_connect,
     memory,
     models,
     review,
@@ -42,11 +43,12 @@ def api_routers() -> list[APIRouter]:
         models,
         status,
         mcp,
+        mcp_connect,
     ):
         guarded.include_router(module.router)
     return [guarded]
 
 
 def open_routers() -> list[APIRouter]:
-    """Routes that need no token."""
-    return [status.health_router]
+    """Routes that need no token (the OAuth callback's one-time state stands for it)."""
+    return [status.health_router, mcp_connect.callback_router()]
