@@ -17,10 +17,11 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any, NamedTuple
+from typing import Any
 
 from ducklm.kit.events import Event, RunStatus, done_fields, event
 from ducklm.kit.ids import new_task_id, new_thread_id
+from ducklm.runtime.channel import GraphChunk as Chunk  # what a door asked the runner for
 from ducklm.runtime.facade import DuckLM, NotWaitingError
 from ducklm.server.busy import ThreadBusy
 from ducklm.stores import TaskRecord, ThreadRunning
@@ -37,13 +38,6 @@ CLOSE_WAIT_S = 3.0
 
 class TaskNotFound(LookupError):
     """No task has that id."""
-
-
-class Chunk(NamedTuple):
-    """A LangGraph stream chunk a door asked the runner for (`runner.GraphOptions`)."""
-
-    mode: str
-    data: Any
 
 
 class LiveTask:
@@ -75,10 +69,10 @@ class LiveTask:
             self.wire.append(item)
         self._wake_followers()
 
-    def publish_chunk(self, mode: str, data: Any) -> None:
+    def publish_chunk(self, chunk: Chunk) -> None:
         """Add a graph stream chunk to `wire` (a `runner.ChunkSink`; not a coroutine)."""
         if self.wire is not None:
-            self.wire.append(Chunk(mode, data))
+            self.wire.append(chunk)
             self._wake_followers()
 
     def finish(self) -> None:

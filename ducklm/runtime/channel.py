@@ -28,6 +28,8 @@ class GraphChunk(NamedTuple):
 
     mode: str
     data: Any
+    namespace: tuple[str, ...] = ()
+    """The subgraph it comes from (`"node:task_id"` per level); `()`: the root graph."""
 
 
 class _End(NamedTuple):
@@ -49,11 +51,11 @@ class RunChannel:
         else:  # a node's helper on a worker thread: the queue belongs to the loop
             self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
 
-    async def pump(self, chunks: AsyncIterator[Any]) -> None:
-        """Feed the graph's `(mode, data)` chunks into the queue, then its end (and error)."""
+    async def pump(self, chunks: AsyncIterator[GraphChunk]) -> None:
+        """Feed the graph's chunks into the queue, then its end (and error)."""
         try:
-            async for mode, data in chunks:
-                self._queue.put_nowait(GraphChunk(mode, data))
+            async for chunk in chunks:
+                self._queue.put_nowait(chunk)
         except Exception as exc:  # the reader raises it where the run's failures are handled
             self._queue.put_nowait(_End(exc))
         except BaseException as exc:  # cancelled: a reader still waiting must not hang

@@ -41,6 +41,7 @@ from ducklm.models.errors import describe_failure
 from ducklm.runtime.answer_facts import AnswerClock
 from ducklm.runtime.audit_buffer import AuditBuffer
 from ducklm.runtime.channel import GraphChunk, RunChannel
+from ducklm.runtime.graph_stream import EVENTS, graph_chunks
 from ducklm.runtime.states import thread_config
 from ducklm.stores import RunStores, ThreadRunning
 from ducklm.stores.runs import DEFERRED
@@ -94,8 +95,8 @@ ReviewSink = Callable[[ReviewRef], None]
 REVIEW_STOPPED = "stopped before it ended"
 """Why a stopped review is recorded as skipped (DuckLM closed, or its thread went)."""
 
-ChunkSink = Callable[[str, Any], None]
-"""Receives `(mode, chunk)` of the graph's stream; must not block or await."""
+ChunkSink = Callable[[GraphChunk], None]
+"""Receives each chunk of the graph's stream a door watches; must not block or await."""
 
 
 @dataclass(frozen=True)
@@ -103,9 +104,11 @@ class GraphOptions:
     """What a door asks of the graph run beyond DuckLM's defaults (the Agent Protocol's).
 
     `watch` receives every chunk of `watch_modes` (LangGraph's `values`, `updates`,
-    `messages`) as the graph streams it, before the run's events of that chunk: those
-    modes carry the whole state and each message chunk, which DuckLM's events do not.
-    They are never audited.
+    `messages`, `debug`) as the graph streams it, before the run's events of that chunk:
+    those modes carry the whole state and each message chunk, which DuckLM's events do
+    not. They are never audited. With `watch_events` it also gets LangChain's
+    `astream_events` (mode `events`); with `subgraphs`, subgraphs' chunks too
+    (`ducklm.runtime.graph_stream`).
     """
 
     checkpoint_id: str | None = None
@@ -116,6 +119,11 @@ class GraphOptions:
     metadata: dict[str, Any] = field(default_factory=dict)
     watch: ChunkSink | None = None
     watch_modes: frozenset[str] = frozenset()
+    watch_events: bool = False
+    subgraphs: bool = False
+    callback_run_id: str | None = None
+    """The id LangChain's callbacks (`astream_events`) give the graph's run: a door's own
+    run id, where it has one; else DuckLM's."""
 
 
 class _Run:
@@ -344,8 +352,9 @@ async def _answered_state(graph: DuckGraph, review: ReviewRef) -> dict[str, Any]
 
 
 def _merge_updates(found: dict[str, Any]) -> ChunkSink:
-    def merge(mode: str, chunk: Any) -> None:
-        for update in chunk.values() if isinstance(chunk, dict) else ():
+    def merge(chunk: GraphChunk) -> None:
+        data = chunk.data
+        for update in data.values() if isinstance(data, dict) else ():
             if isinstance(update, dict):
                 found.update(update)
 
@@ -373,8 +382,10 @@ def _chunk(
     run: _Run, chunk: GraphChunk, options: GraphOptions, watched: frozenset[str]
 ) -> list[Event]:
     if chunk.mode in watched:
-        cast(ChunkSink, options.watch)(chunk.mode, chunk.data)
-    return _translate(run, chunk.data) if chunk.mode == "updates" else []
+        cast(ChunkSink, options.watch)(chunk)
+    # A subgraph's updates are its own steps: the run's answer and questions are the root's.
+    root_update = chunk.mode == "updates" and not chunk.namespace
+    return _translate(run, chunk.data) if root_update else []
 
 
 async def _graph_events(
@@ -393,16 +404,22 @@ async def _graph_events(
     and waited for, so no node runs on after the run's bookkeeping.
     """
     watched = options.watch_modes if options.watch is not None else frozenset()
+    events = options.watch_events and options.watch is not None
     channel = RunChannel()
     # The nodes' events come through the channel, so the graph streams no `custom` mode.
-    chunks = graph.astream(
+    chunks = graph_chunks(
+        graph,
         graph_input,
         config,
+        modes=sorted({"updates", *watched}),
+        subgraphs=options.subgraphs,
+        events=events,
         context=dataclasses.replace(context, events=channel.put),
-        stream_mode=sorted({"updates", *watched}),  # type: ignore[arg-type]
         interrupt_before=options.interrupt_before,
         interrupt_after=options.interrupt_after,
     )
+    if events:
+        watched = watched | {EVENTS}
     pump = asyncio.create_task(channel.pump(chunks), name=f"ducklm-run-{run.run_id}")
     try:
         async for item in channel.items():
@@ -421,7 +438,9 @@ def _config(run: _Run, options: GraphOptions) -> RunnableConfig:
     configurable: dict[str, Any] = {"thread_id": run.thread_id}
     if options.checkpoint_id is not None:
         configurable["checkpoint_id"] = options.checkpoint_id
-    config: RunnableConfig = {"configurable": configurable, "run_id": run.run_uuid}
+    callback_id = options.callback_run_id
+    run_uuid = uuid.UUID(callback_id) if callback_id else run.run_uuid
+    config: RunnableConfig = {"configurable": configurable, "run_id": run_uuid}
     if options.metadata:
         config["metadata"] = options.metadata
     if options.recursion_limit is not None:
