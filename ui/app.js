@@ -6,6 +6,7 @@ import { Activity } from "./activity.js";
 import { showMcpServers } from "./mcp-servers.js";
 import { Chat } from "./chat.js";
 import { Composer } from "./composer.js";
+import { McpCompletion } from "./mcp-complete.js";
 import { ExportMenu } from "./export-menu.js";
 import { initLogout } from "./logout.js";
 import { ModelPicker } from "./model-picker.js";
@@ -114,6 +115,7 @@ function main() {
   const models = new ModelPicker({ health: byTestId("model-health"), select: byTestId("model-picker") });
   models.watch();
   let chat = null;
+  new McpCompletion(composerElements.input); // before the composer: it takes Enter first when open
   const composer = new Composer(composerElements, {
     onSend: (text) => chat.send(text),
     onStop: () => chat.stop(),

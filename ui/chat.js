@@ -11,6 +11,7 @@ import { reportErrors, showError, showInfo } from "./notify.js";
 import { RestartCard } from "./restart-card.js";
 import { REVERT_EVENT } from "./revert.js";
 import { Turn, userMessage } from "./turn.js";
+import { showSent } from "./mcp-complete.js";
 
 const REATTACH_LIMIT = 3;
 const REATTACH_DELAY_MS = 1000;
@@ -204,6 +205,7 @@ export class Chat {
     if (event.task_id) this.taskId = event.task_id;
     this.turn.apply(event);
     this.activity.record(event);
+    if (event.type === "message_sent") showSent(this.transcript, event);
     if (event.type === "run_started") {
       this.setTaskState("running");
       this.onChanged(); // a first message titles the conversation

@@ -95,7 +95,8 @@ async def list_resources(server: McpServer) -> list[dict[str, str]]:
 
 
 async def _fetch(session: ClientSession) -> list[dict[str, str]]:
-    found, cursor = [], None
+    found: list[dict[str, str]] = []
+    cursor: str | None = None
     while True:
         page = await session.list_resources(cursor=cursor)
         found.extend(

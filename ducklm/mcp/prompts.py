@@ -76,7 +76,8 @@ async def list_prompts(server: McpServer) -> list[PromptInfo]:
 
 
 async def _fetch(server: str, session: ClientSession) -> list[PromptInfo]:
-    found, cursor = [], None
+    found: list[PromptInfo] = []
+    cursor: str | None = None
     while True:
         page = await session.list_prompts(cursor=cursor)
         found.extend(_info(server, p) for p in page.prompts)
