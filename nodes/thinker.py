@@ -14,7 +14,7 @@ from ducklm.kit.events import TokenSender, emit
 from ducklm.models.answer_stream import AnswerStream, answer_message
 from ducklm.models.errors import PartialAnswerError
 from ducklm.turn.planning.text import plan_report
-from ducklm.turn.prompting.context_cut import find_cut, prompt_report, retry_after_cut
+from ducklm.turn.prompting.context_cut import Outcome, ask_uncut, prompt_report
 from ducklm.turn.prompting.messages import role_request
 from ducklm.turn.prompting.transcript import observations_text
 
@@ -57,7 +57,8 @@ async def _answer_within_window(
     (`ducklm.turn.prompting.context_cut`).
     """
     ctx = runtime.context
-    for shrink in (False, True):
+
+    async def ask(shrink: bool) -> Outcome[AnswerStream]:
         request = await role_request(
             state, ctx, system, role="thinker", fold_tools=fold_tools, shrink=shrink
         )
@@ -68,10 +69,9 @@ async def _answer_within_window(
             if answer.streamed:
                 raise PartialAnswerError from exc
             raise
-        cut = await find_cut(ctx, "thinker", request, said) if said else None
-        if cut is None or not retry_after_cut(runtime, cut, shrunk=shrink, spoken=answer.streamed):
-            break
-    return answer
+        return Outcome(request, said, answer, spoken=answer.streamed)
+
+    return await ask_uncut(runtime, "thinker", ask)
 
 
 async def _stream_answer(
