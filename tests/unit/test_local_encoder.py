@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,6 +13,7 @@ import pytest
 from ducklm.memory.embeddings import _model_folder, unit_rows
 from ducklm.memory.local_encoder import LocalEncoder, load_encoder
 
+ROOT = Path(__file__).resolve().parents[2]
 TEXTS = [
     "hi",
     "My cat Miso is afraid of the vacuum cleaner",
@@ -48,3 +52,30 @@ async def test_vectors_match_sentence_transformers(encoder: LocalEncoder) -> Non
     one_by_one = await asyncio.to_thread(lambda: [encoder.encode([t])[0] for t in TEXTS])
     assert np.allclose(unit_rows(np.stack(one_by_one)), got, atol=1e-2)
     assert (got * expected).sum(axis=1).min() > 0.999
+
+
+PROBE = """
+import os, sys
+from ducklm.memory.embeddings import _model_folder
+from ducklm.memory.local_encoder import load_encoder
+load_encoder(_model_folder("all-MiniLM-L6-v2"))
+import torch  # loaded by now: libgomp read its policy when it was
+print(os.environ.get("OMP_WAIT_POLICY"), torch.get_num_threads() >= 1)
+"""
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+async def test_openmp_threads_sleep_unless_the_person_says(
+    given: str | None, expected: str
+) -> None:
+    # A fresh process: libgomp reads the policy once, when torch first loads.
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    env["HF_HUB_OFFLINE"] = "1"
+    if given:
+        env["OMP_WAIT_POLICY"] = given
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", PROBE, env=env, cwd=str(ROOT), stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await proc.communicate()
+    assert proc.returncode == 0
+    assert out.decode().split() == [expected, "True"]
