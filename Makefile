@@ -41,10 +41,13 @@ typecheck: install
 
 # The persistence tests run on SQLite and on a real PostgreSQL server: Debian's cluster on
 # loopback, started by scripts/test-postgres.sh (a URL already set wins; without a server
-# they skip, except under CI).
+# they skip, except under CI). The suite runs in TEST_WORKERS processes (pytest-xdist):
+# most of its time is spent waiting on servers it started, so more processes than cores
+# pay; a group of cases sharing one server (`xdist_group`) stays on one process.
+TEST_WORKERS ?= 4
 test: test-system lint typecheck
 	DUCK_TEST_DATABASE_URL="$${DUCK_TEST_DATABASE_URL:-$$(scripts/test-postgres.sh || true)}" \
-		$(PY) -m pytest
+		$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 bench: install
 	$(PY) scripts/bench/turn_overhead.py

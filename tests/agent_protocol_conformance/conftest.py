@@ -48,6 +48,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker("slow")
         callspec = getattr(item, "callspec", None)
         name = callspec.params.get("target") if callspec is not None else None
+        if config.pluginmanager.hasplugin("xdist"):
+            # Under pytest-xdist (--dist loadgroup), one worker takes every case of a
+            # target: each server starts once, and the two targets run side by side.
+            item.add_marker(pytest.mark.xdist_group(f"conformance-{name}"))
         for mark in item.iter_markers("missing_on"):
             missing_on, reason = mark.args
             if missing_on == name:
