@@ -44,7 +44,7 @@ router = APIRouter()
 
 FLAGS = {
     "assistants": True,
-    "crons": False,
+    "crons": True,
     "langsmith": False,
     "langsmith_tracing_replicas": False,
     "langsmith_tracing_session_on_runs": False,

@@ -79,6 +79,7 @@ async def new_thread(client: LangGraphClient) -> str:
 async def test_info_and_the_one_assistant(client: LangGraphClient, served: Served) -> None:
     info = (await served.client.get("/info")).json()
     assert info["flags"]["assistants"] is True
+    assert info["flags"]["crons"] is True  # served: server/agent_protocol/crons/
     assert info["langgraph_py_version"]
 
     [found] = await client.assistants.search()
