@@ -3,8 +3,10 @@
 So it has what every run has, whichever door started it: task and run rows, an audit
 log (`ducklm events`), one run per thread, cancel through `POST /v1/tasks/{id}/cancel`,
 recovery after a crash, a conversation the web chat lists. The door adds only what its
-wire needs: the graph's `values` / `updates` / `messages` chunks, which the runner hands
-to the task's `LiveTask` beside the events (`GraphOptions.watch`).
+wire needs: the graph's `values` / `updates` / `messages` / `debug` chunks and, for mode
+`events`, LangChain's events of the graph's run, which the runner hands to the task's
+`LiveTask` beside DuckLM's events (`GraphOptions.watch`). The graph's run then has the
+door's run id, so `events` name the root run as the LangGraph server's do.
 """
 
 from __future__ import annotations
@@ -36,7 +38,11 @@ async def start_run(
 
     def run(live: LiveTask) -> AsyncIterator[Event]:
         options = replace(
-            spec.options, watch=live.publish_chunk, watch_modes=graph_modes(spec.stream_modes)
+            spec.options,
+            watch=live.publish_chunk,
+            watch_modes=graph_modes(spec.stream_modes),
+            watch_events="events" in spec.stream_modes,
+            callback_run_id=spec.options.metadata.get("run_id"),
         )
         critic, memory = spec.critic is not False, spec.memory is not False
         if spec.answer is not None:

@@ -133,10 +133,11 @@ async def _numbered(
 
 
 def mode_of(event: str) -> str:
-    """The stream mode an event name belongs to."""
-    if event == "messages":
+    """The stream mode an event name belongs to (a subgraph's `mode|ns` too)."""
+    name = event.split("|", 1)[0]
+    if name == "messages":
         return "messages-tuple"
-    return event.split("/", 1)[0]
+    return name.split("/", 1)[0]
 
 
 def parse_last_event_id(value: str | None) -> int | None:

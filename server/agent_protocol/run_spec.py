@@ -170,6 +170,7 @@ def _options(body: RunCreate) -> GraphOptions:
         recursion_limit=body.config.recursion_limit if body.config else None,
         tags=body.config.tags if body.config else None,
         metadata={**(body.metadata or {}), **GRAPH_METADATA},
+        subgraphs=body.stream_subgraphs,
     )
 
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-StreamMode = Literal["values", "updates", "messages", "messages-tuple", "custom"]
+StreamMode = Literal["values", "updates", "messages", "messages-tuple", "custom", "events", "debug"]
 ThreadStatusFilter = Literal["idle", "busy", "interrupted", "error"]
 MultitaskStrategy = Literal["reject", "interrupt", "rollback", "enqueue"]
 RunStatusFilter = Literal["pending", "running", "error", "success", "timeout", "interrupted"]
@@ -156,6 +156,8 @@ class RunCreate(Body):
     multitask_strategy: MultitaskStrategy = "reject"
     stream_resumable: bool = False
     """Keep the run's events after its end, for a client that joins late (`joining.py`)."""
+    stream_subgraphs: bool = False
+    """Stream subgraphs' chunks too, as `mode|namespace` events (`streaming.py`)."""
     webhook: str | None = Field(default=None, min_length=1)
     """Where the run's outcome is POSTed when it ends (`webhooks/`)."""
 

@@ -13,6 +13,13 @@ The run is a hub task (`execution.py`); this module only maps what it publishes
   message so far, accumulated per message id from the same chunks.
 - `custom`: every DuckLM event of the run (`ducklm/kit/events.py`), stamped by the runner
   with `task_id`, `run_id` and (audited ones) `seq`: from `run_started` to `done`.
+- `debug`: the graph's `checkpoint`, `task` and `task_result` chunks, a checkpoint's
+  payload completed as the LangGraph server does it (`debug_mode.py`).
+- `events`: LangChain's `astream_events` (v2) of the graph's run, every event but the
+  root graph's `on_chain_stream` (whose chunks are the other modes), as the LangGraph
+  server streams them (`ducklm/runtime/graph_stream.py`).
+- With `stream_subgraphs`, a subgraph's chunks of those modes are `mode|namespace`
+  (`messages|ns` for `messages-tuple`); the root graph's keep their mode's name.
 - `error`: the runner's fatal `error` event as `{"error", "message"}`; then the end.
 
 The stream ends without an `end` event, as the LangGraph server's does.
@@ -28,6 +35,7 @@ from langchain_core.messages import BaseMessage, BaseMessageChunk, message_chunk
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from ducklm.kit.events import Event
+from ducklm.server.agent_protocol.debug_mode import debug_payload
 from ducklm.server.agent_protocol.schemas import StreamMode
 from ducklm.server.agent_protocol.wire import dumps
 from ducklm.server.tasks import Chunk
@@ -50,9 +58,13 @@ class WireEvent(NamedTuple):
 
 
 def graph_modes(modes: tuple[StreamMode, ...]) -> frozenset[str]:
-    """The graph stream modes the runner must hand over for `modes` (`custom` is events)."""
+    """The graph stream modes the runner must hand over for `modes`.
+
+    `custom` is DuckLM's events, which every run has; `events` is not a graph mode but a
+    way of running the graph (`GraphOptions.watch_events`).
+    """
     wanted = {"messages" if m.startswith("messages") else m for m in modes}
-    return frozenset(wanted - {"custom"})
+    return frozenset(wanted - {"custom", "events"})
 
 
 async def map_items(
@@ -88,12 +100,18 @@ class _Mapper:
 
     def _chunk(self, chunk: Chunk) -> Iterator[tuple[str, Any]]:
         if chunk.mode != "messages":
-            yield chunk.mode, chunk.data
+            data = debug_payload(chunk.data) if chunk.mode == "debug" else chunk.data
+            yield named(chunk.mode, chunk.namespace), data
             return
         if "messages-tuple" in self._modes:
-            yield "messages", chunk.data
-        if self._messages is not None:
+            yield named("messages", chunk.namespace), chunk.data
+        if self._messages is not None:  # accumulated by message id, whichever graph
             yield from self._messages.add(cast(Any, chunk.data))
+
+
+def named(mode: str, namespace: tuple[str, ...]) -> str:
+    """The event a chunk of `mode` is: `mode`, or `mode|ns...` for a subgraph's."""
+    return "|".join((mode, *namespace))
 
 
 def sse_response(events: AsyncIterator[WireEvent], headers: dict[str, str]) -> EventSourceResponse:

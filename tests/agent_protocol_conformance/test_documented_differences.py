@@ -7,12 +7,15 @@ branches on the dialect: everywhere else both must pass the same checks.
 
 from __future__ import annotations
 
+import json
+
 import httpx
 from langgraph_sdk.client import LangGraphClient
 
 from .server_under_test import Target
 from .streams import (
     collect,
+    data_of,
     hello,
     interrupts_of,
     last_ai_text,
@@ -21,6 +24,9 @@ from .streams import (
     run_options,
 )
 
+SERVER_INTERNALS = {"langgraph_api_url", "langgraph_host", "langgraph_plan", "run_attempt"}
+"""What LangGraph's server says of itself in every event's `metadata`."""
+CHECKPOINT_KEYS = {"thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map"}
 SYNTHETIC = "Successfully handled tool call."
 """What agent-chat-ui sends as the pending tool call's answer when the person types on."""
 
@@ -125,3 +131,42 @@ async def test_a_webhook_on_this_machine(
         return
     assert response.status_code == 422, response.text
     assert "webhook" in response.json()["detail"].lower()
+
+
+async def test_what_events_and_debug_say_of_the_server(
+    client: LangGraphClient, target: Target
+) -> None:
+    """The `metadata` of `events` and of `debug` tasks, and a checkpoint's `config`.
+
+    LangGraph's server puts itself in them: its URL, host, plan and version, the request's
+    id, the signed-in user, the run's attempt, and the run's context mirrored into
+    `configurable`. DuckLM's say what the run is (graph, assistant, run and thread ids, the
+    client's metadata) and what LangGraph adds (node, step, path...), nothing more: it has
+    no hosts, plans or users to report, and its per-run context (settings, stores, the
+    vault that holds a sudo password) goes to the graph beside the config, never in it,
+    so no event or checkpoint can carry it, nor the token the client sent.
+    """
+    thread_id = await new_thread(client)
+    parts = await collect(
+        client.runs.stream(
+            thread_id,
+            target.assistant,
+            input=hello(),
+            stream_mode=["events", "debug"],
+            **run_options(target),
+        )
+    )
+    run_id = parts[0].data["run_id"]
+    events = data_of(parts, "events")
+    assert all(e["metadata"]["run_id"] == run_id for e in events)
+    assert all(e["metadata"]["thread_id"] == thread_id for e in events)
+    checkpoints = [c["payload"] for c in data_of(parts, "debug") if c["type"] == "checkpoint"]
+    configurable = {key for c in checkpoints for key in c["config"]["configurable"]}
+    if target.dialect == "ducklm":
+        assert not [e for e in events if SERVER_INTERNALS & set(e["metadata"])]
+        assert configurable <= CHECKPOINT_KEYS
+        sent = json.dumps([part.data for part in parts])
+        assert all(value.split()[-1] not in sent for value in target.headers.values())
+        return
+    assert all(set(e["metadata"]) >= SERVER_INTERNALS for e in events)
+    assert "langgraph_request_id" in configurable

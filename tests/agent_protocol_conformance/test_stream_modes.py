@@ -1,6 +1,7 @@
 """`runs/stream` on a thread and without one, in each stream mode, and `runs/wait`.
 
-One run streams every mode both servers share; `events` and `debug` get a run each.
+One run streams `values`, `updates`, `messages-tuple` and `custom` at once; `messages`
+gets a run of its own. `events`, `debug` and subgraphs: `test_stream_internals.py`.
 """
 
 from __future__ import annotations
@@ -8,7 +9,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import pytest
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.schema import StreamPart
 
@@ -24,7 +24,6 @@ from .streams import (
 
 SHARED_MODES = ["values", "updates", "messages-tuple", "custom"]
 MESSAGE_EVENTS = {"messages/metadata", "messages/partial", "messages/complete"}
-NO_MODE = "stream mode {mode!r} is refused with 422 (values, updates, messages, custom only)"
 
 
 def _check_values(parts: list[StreamPart]) -> None:
@@ -94,20 +93,6 @@ async def test_messages_mode(client: LangGraphClient, target: Target) -> None:
     parts = await _stream(client, target, ["messages"])
     assert {p.event for p in parts} - {"metadata"} <= MESSAGE_EVENTS
     _check_messages(parts)
-
-
-@pytest.mark.missing_on("ducklm", NO_MODE.format(mode="events"))
-async def test_events_mode(client: LangGraphClient, target: Target) -> None:
-    parts = await _stream(client, target, ["events"])
-    kinds = {e["event"] for e in data_of(parts, "events")}
-    assert {"on_chain_start", "on_chain_end", "on_chat_model_stream"} <= kinds
-
-
-@pytest.mark.missing_on("ducklm", NO_MODE.format(mode="debug"))
-async def test_debug_mode(client: LangGraphClient, target: Target) -> None:
-    parts = await _stream(client, target, ["debug"])
-    kinds = {e["type"] for e in data_of(parts, "debug")}
-    assert {"checkpoint", "task", "task_result"} <= kinds
 
 
 async def test_stateless_stream_with_subgraphs_leaves_no_thread(

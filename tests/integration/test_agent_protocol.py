@@ -519,7 +519,7 @@ async def test_bad_inputs_get_clear_4xx(
     assert resume_without_thread.status_code == 400
 
     bodies: list[dict[str, Any]] = [
-        {"assistant_id": "ducklm", "input": prompt(), "stream_mode": "debug"},
+        {"assistant_id": "ducklm", "input": prompt(), "stream_mode": "no-such-mode"},
         {"assistant_id": "ducklm", "input": "hi"},
         {"input": prompt()},
         {"assistant_id": "ducklm", "input": {"messages": [{"role": "bogus", "content": "x"}]}},
