@@ -9,12 +9,18 @@ name the server does not offer, listing the ones it does.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
+from ducklm.models.local.exit_status import Ending
+from ducklm.models.local.state import LOCAL_SERVERS, ServerState
 from tests.support.scripted_llm import ScriptedLLM, reply
 from tests.support.server import Served, stream
 
 QUIET = {"critic": False, "memory": False}
+CRASH = Ending(pid=1, server_pid=2, exit_code=None, signal="SIGSEGV", ended_at=time.time(),
+               requested=False)  # fmt: skip
 ANSWER = "Lisbon is the capital of Portugal and sits on the Tagus."
 CONFIGURED = "local"
 """The answering roles' model in the packaged models.yaml (the scripted server takes any)."""
@@ -131,3 +137,26 @@ async def test_an_unknown_model_is_refused_with_the_offered_ones(
     assert bad.status_code == 422
     unknown = await served.client.get("/v1/conversations/no-such-one/model")
     assert unknown.status_code == 404
+
+
+async def test_the_header_says_when_the_kept_server_restarts_or_is_down(
+    served: Served, llm: ScriptedLLM
+) -> None:
+    await asyncio.to_thread(llm.close)
+    down = (await served.client.get("/v1/models/server")).json()
+    assert down["status"] == "down" and down["models"] == []
+    assert down["detail"] == "not reachable" and down["fix"], "what to do about it"
+
+    with LOCAL_SERVERS.kept(llm.base_url, restart_wait_s=60.0, notice_s=1.0) as watch:
+        watch.set(ServerState("restarting", CRASH))
+        restarting = (await served.client.get("/v1/models/server")).json()
+        assert restarting["status"] == "restarting" and restarting["local"] is True
+        assert restarting["detail"].startswith("restarting: it crashed (SIGSEGV)")
+        assert restarting["fix"] == "", "DuckLM restarts it: nothing for the person to run"
+
+    conversation = await _new_conversation(served)
+    refused = await served.client.put(
+        f"/v1/conversations/{conversation}/model", json={"model": "bigger"}
+    )
+    assert refused.status_code == 503
+    assert "cannot check the model 'bigger'" in refused.json()["detail"]
