@@ -46,6 +46,15 @@ class ConsolePrinter:
     def _on_answer_cut(self, item: Event) -> None:
         self._cut = item.get("note") or "stopped"
 
+    def _on_message_sent(self, item: Event) -> None:
+        # What a `/server:prompt` or `@server:uri` sent: the person sees what went.
+        if item.get("prompt"):
+            for message in item["messages"]:
+                self._note(f"({item['prompt']} sent, as {message['role']}) {message['text']}")
+        for found in item.get("attachments") or []:
+            trust = " (untrusted: writes will ask)" if found["untrusted"] else ""
+            self._note(f"(attached) @{found['server']}:{found['uri']}{trust}")
+
     def _on_reasoning(self, item: Event) -> None:
         self._note(f"(thinking) {item['text']}")
 

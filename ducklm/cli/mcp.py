@@ -4,7 +4,7 @@ Standalone commands: they start the enabled servers themselves (a running `duckl
 serve` keeps its own sessions), ask each for its tools, and stop them again; nothing
 else of DuckLM opens. `check` exits 1 when a server failed to start. `ducklm mcp serve`
 (DuckLM itself as an MCP server) is `mcp_serve.py`; `login` and `logout` (OAuth) are
-`mcp_login.py`.
+`mcp_login.py`; `prompts` and `resources` are `mcp_typed.py`.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ducklm.cli.mcp_login import add_login_commands
 from ducklm.cli.mcp_serve import cmd_mcp_serve
+from ducklm.cli.mcp_typed import add_typed_commands
 from ducklm.config.settings import Settings
 from ducklm.mcp.config import load_mcp_config
 
@@ -42,12 +43,13 @@ def add_mcp_commands(sub: Any) -> None:
     )
     serve.set_defaults(standalone_fn=cmd_mcp_serve)
     add_login_commands(msub)
+    add_typed_commands(msub)
 
 
 async def cmd_mcp_list(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm mcp list`."""
     specs = await asyncio.to_thread(load_mcp_config, settings.mcp_config_path)
-    servers = await _started(settings)
+    servers = await started_servers(settings)
     try:
         running = {s.spec.name: s for s in servers.servers}
         for spec in specs:
@@ -75,7 +77,7 @@ async def cmd_mcp_tools(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm mcp tools`."""
     from ducklm.tools.mcp_info import mcp_info  # noqa: PLC0415  LangChain loads only for mcp
 
-    servers = await _started(settings)
+    servers = await started_servers(settings)
     try:
         for tool in servers.tools():
             info = mcp_info(tool)
@@ -92,7 +94,7 @@ async def cmd_mcp_tools(settings: Settings, args: argparse.Namespace) -> int:
 
 async def cmd_mcp_check(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm mcp check`."""
-    servers = await _started(settings)
+    servers = await started_servers(settings)
     try:
         for server in servers.servers:
             if server.session is None:
@@ -107,7 +109,8 @@ async def cmd_mcp_check(settings: Settings, args: argparse.Namespace) -> int:
         await servers.aclose()
 
 
-async def _started(settings: Settings) -> McpServers:
+async def started_servers(settings: Settings) -> McpServers:
+    """The enabled servers, started (the caller stops them)."""
     # The sessions need LangChain and the MCP SDK: loaded here, not when the CLI starts.
     from ducklm.mcp.servers import build_servers  # noqa: PLC0415
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from mcp import ClientSession
 
     from ducklm.mcp.server import McpServer
+    from ducklm.mcp.servers import McpServers
 
 T = TypeVar("T")
 Kind = Literal["prompts", "resources"]
@@ -61,6 +62,21 @@ async def listed(
     found = await guarded(server, f"list its {kind}", fetch(session))
     _lists[session][kind] = (count, found)
     return list(found)
+
+
+async def from_each(
+    mcp: McpServers, each: Callable[[McpServer], Awaitable[list[T]]]
+) -> tuple[list[T], list[tuple[str, str]]]:
+    """`each` of every server (started if need be), and `(server, why)` of those that failed."""
+    await mcp.ensure()
+    found: list[T] = []
+    problems: list[tuple[str, str]] = []
+    for server in mcp.servers:
+        try:
+            found.extend(await each(server))
+        except TypedInputError as exc:
+            problems.append((server.spec.name, str(exc)))
+    return found, problems
 
 
 async def guarded(server: McpServer, what: str, work: Awaitable[T]) -> T:

@@ -13,8 +13,8 @@ from typing import Any, Literal
 from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
 
+from ducklm.mcp.catalog import from_each
 from ducklm.mcp.connect import needs_sign_in
-from ducklm.mcp.errors import TypedInputError
 from ducklm.mcp.mentions import list_resources
 from ducklm.mcp.prompts import check_arguments, find_prompt, get_prompt, list_prompts
 from ducklm.mcp.server import McpServer
@@ -160,12 +160,5 @@ async def expand_prompt(
 
 
 async def _gather(mcp: McpServers, each: Any) -> tuple[list[Any], list[Problem]]:
-    await mcp.ensure()
-    found: list[Any] = []
-    problems: list[Problem] = []
-    for server in mcp.servers:
-        try:
-            found.extend(await each(server))
-        except TypedInputError as exc:
-            problems.append(Problem(server=server.spec.name, message=str(exc)))
-    return found, problems
+    found, problems = await from_each(mcp, each)
+    return found, [Problem(server=name, message=why) for name, why in problems]

@@ -71,10 +71,12 @@ async def test_chat_runs_a_prompt_and_attaches_a_resource(
     doc = next(r for r in resources if r["uri"].endswith("architecture.md"))
     assert doc["mention"] == f"@ev:{doc['uri']}"
 
-    llm.script(reply("It is about Porto."))
+    # The attached document makes a long request, which the router may ask its role about.
+    llm.set_default(reply("It is about Porto."))
     body = {"message": f"/ev:args-prompt Porto {doc['mention']}", "critic": False, "memory": False}
     done = await client.post("/v1/chat", json=body)
     assert done.status_code == 200, done.text
+    assert done.json()["status"] == "completed"
     events = done.json()["events"]
     (sent,) = [e for e in events if e["type"] == "message_sent"]
     assert sent["prompt"] == "/ev:args-prompt"

@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 
 from ducklm.config.settings import Settings
+from ducklm.mcp.config import ServerSpec
+from ducklm.mcp.prompts import list_prompts
+from ducklm.mcp.server import McpServer
 from tests.support.cli import cli_env, run_cli
 from tests.support.mcp_prompt_config import prompt_server
 from tests.support.mcp_servers import write_config
@@ -72,7 +75,9 @@ async def test_an_untrusted_resource_is_attached_as_content_and_taints(
     llm: ScriptedLLM, env: dict[str, str], tmp_path: Path
 ) -> None:
     write = call("file_write", path="notes.txt", content="shipped")
-    llm.script(reply(tool_calls=[write]))
+    # The attached text makes a long request: the router asks its role whether to plan
+    # (an answer it cannot use means no plan), then the action role answers.
+    llm.script(reply("no idea"), reply(tool_calls=[write]))
     asked = await run_cli(
         "chat",
         "summarize @notes:notes://plan please",
@@ -135,3 +140,35 @@ async def test_unknown_servers_and_addresses_stay_text(
     assert done.code == 0, done.stdout + done.stderr
     assert not [e for e in done.events() if e["type"] == "message_sent"]
     assert [m for m in _sent_to_model(llm) if m["role"] == "user"][-1]["content"] == text
+
+
+async def test_mcp_prompts_lists_each_prompt_as_typed(env: dict[str, str], tmp_path: Path) -> None:
+    done = await run_cli("mcp", "prompts", env=env, cwd=tmp_path, limit_s=LIMIT_S)
+    assert done.code == 0, done.stderr
+    lines = [" ".join(line.split()) for line in done.stdout.splitlines()]
+    assert lines == [
+        "/notes:review code language? Review a piece of code",
+        "/notes:greet Say hello",
+    ]
+
+
+async def test_a_prompt_list_change_is_seen_at_the_next_listing(tmp_path: Path) -> None:
+    spec = ServerSpec.model_validate({**prompt_server(), "name": "notes"})
+    server = McpServer(spec, workspace=tmp_path, log_dir=tmp_path / "mcp", timeout_s=30)
+    try:
+        await server.ensure()
+        assert [p.name for p in await list_prompts(server)] == ["review", "greet"]
+        session = server.session
+        assert session is not None
+        await session.call_tool("add_prompt", {})  # the server sends prompts/list_changed
+        for _ in range(100):  # the notice arrives on the session's reading task
+            names = [p.name for p in await list_prompts(server)]
+            if "later" in names:
+                break
+            await asyncio.sleep(0.05)
+        assert names == ["review", "greet", "later"]
+        (later,) = [p for p in await list_prompts(server) if p.name == "later"]
+        assert later.command == "/notes:later"
+        assert [(a.name, a.required) for a in later.arguments] == [("topic", True)]
+    finally:
+        await server.stop()
