@@ -92,6 +92,9 @@ class Settings(BaseSettings):
     gets none (its steps cannot be undone). 0 turns checkpoints and undo off."""
     undo_max_file_bytes: int = Field(default=32 * 1024 * 1024, ge=1)
     """Files larger than this are left out of checkpoints (and cannot be undone)."""
+    upload_max_bytes: int = Field(default=25 * 1024 * 1024, ge=1)
+    """Largest file the web chat may upload into a workspace (`POST
+    /v1/conversations/{id}/files`); below `undo_max_file_bytes`, so an upload is undoable."""
     episodes: bool = True
     """Index every user and assistant message for recall and `search_conversations`."""
     review_behind: bool = True

@@ -18,6 +18,7 @@ from ducklm.server.docs import add_api_docs
 from ducklm.server.login import browser_router, codes_router
 from ducklm.server.mcp_server.http import McpEndpoint
 from ducklm.server.routes import api_routers, open_routers
+from ducklm.server.routes.files import upload_cap
 from ducklm.server.routes.status import package_version
 from ducklm.server.security import GuardMiddleware, require_bearer, require_token
 from ducklm.server.session import Logins
@@ -66,6 +67,7 @@ def create_app(settings: Settings) -> FastAPI:
         allowed_hosts=settings.allowed_hosts,
         allowed_origins=settings.allowed_origins,
         max_body_bytes=settings.max_body_bytes,
+        large_bodies=[upload_cap(settings.upload_max_bytes)],
     )
     errors.install(app)
     protected = [Depends(require_token)]

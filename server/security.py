@@ -18,6 +18,7 @@ Two things real LangGraph clients need (agent-chat-ui, `docs/architecture.md`):
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from typing import Annotated
 
@@ -67,11 +68,14 @@ class GuardMiddleware:
         allowed_hosts: Iterable[str] = (),
         allowed_origins: Iterable[str] = (),
         max_body_bytes: int,
+        large_bodies: Iterable[tuple[re.Pattern[str], int]] = (),
     ) -> None:
         self.app = app
         self.hosts = normal_names(allowed_hosts)
         self.origins = {o.rstrip("/").lower() for o in allowed_origins}
         self.max_body = max_body_bytes
+        self.large_bodies = tuple(large_bodies)
+        """(path pattern, cap): routes that take more than `max_body` (file uploads)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Refuse what fails a check; pass the rest on with its body counted."""
@@ -90,22 +94,29 @@ class GuardMiddleware:
             await _answer_preflight(send, cors)
             return
         scope = _json_body(scope, headers)
+        cap = self._cap(scope)
         length = headers.get("content-length")
         if length is not None:
-            if not length.isdigit() or int(length) > self.max_body:
-                await _send_error(send, 413, self._too_large())
+            if not length.isdigit() or int(length) > cap:
+                await _send_error(send, 413, self._too_large(cap))
                 return
             await self.app(scope, receive, send)
             return
         # A chunked body has no length to check: read it (up to the cap) before the app.
-        body = await _read_capped(receive, self.max_body)
+        body = await _read_capped(receive, cap)
         if body is None:
-            await _send_error(send, 413, self._too_large())
+            await _send_error(send, 413, self._too_large(cap))
             return
         await self.app(scope, _replay(body, receive), send)
 
-    def _too_large(self) -> str:
-        return f"the request body is larger than {self.max_body} bytes"
+    def _cap(self, scope: Scope) -> int:
+        path = str(scope.get("path", ""))
+        return next(
+            (cap for pattern, cap in self.large_bodies if pattern.fullmatch(path)), self.max_body
+        )
+
+    def _too_large(self, cap: int) -> str:
+        return f"the request body is larger than {cap} bytes"
 
     def _refusal(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str] | None:
         # The dict keeps the last Host; Starlette reads the first. Two are one too many.
@@ -166,6 +177,8 @@ def _json_body(scope: Scope, headers: dict[str, str]) -> Scope:
     content_type = headers.get("content-type", "")
     if not credential or "origin" in headers or "json" in content_type.lower():
         return scope
+    if content_type.lower().startswith("multipart/form-data"):
+        return scope  # a file upload (`POST /v1/conversations/{id}/files`) says what it is
     if scope["method"] not in UNSAFE_METHODS:
         return scope
     kept = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-type"]

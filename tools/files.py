@@ -52,6 +52,10 @@ TOO_LARGE = "content is {size} characters; the limit is {limit}"
 BAD_GLOB = "glob {glob!r} must stay inside the workspace (no absolute paths or '..')"
 
 
+class ExistingFile(ToolError):
+    """The file is there and the caller did not ask to replace it."""
+
+
 @tool(parse_docstring=True)
 async def file_read(  # noqa: D417  workspace and timeout_s are injected, not the model's
     path: str,
@@ -142,6 +146,23 @@ def read_file_text(workspace: Path, target: Path, *, shown: str, newline: str | 
         ToolError: A folder, no file, a link, a FIFO, socket or device, or a non-UTF-8
             file.
     """
+    with os.fdopen(
+        open_regular(workspace, target, shown=shown), encoding="utf-8", newline=newline
+    ) as fh:
+        try:
+            return fh.read(MAX_READ_CHARS + 1)
+        except UnicodeDecodeError:
+            raise ToolError(NOT_TEXT.format(path=shown)) from None
+
+
+def open_regular(workspace: Path, target: Path, *, shown: str) -> int:
+    """A read-only descriptor of the regular file `target` (resolved inside `workspace`).
+
+    Blocking. Reached from the workspace without following links; the caller closes it.
+
+    Raises:
+        ToolError: A folder, no file, a link, a FIFO, socket or device.
+    """
     if target.is_dir():
         raise ToolError(NOT_A_FILE.format(path=shown))
     with open_parent(workspace, target) as folder:
@@ -153,13 +174,10 @@ def read_file_text(workspace: Path, target: Path, *, shown: str, newline: str | 
             if exc.errno == errno.ENXIO:  # a socket: nothing to open
                 raise ToolError(NOT_REGULAR.format(path=shown)) from None
             raise ToolError(MOVED.format(path=shown)) from None  # ELOOP: now a symlink
-    with os.fdopen(fd, encoding="utf-8", newline=newline) as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise ToolError(NOT_REGULAR.format(path=shown))
-        try:
-            return fh.read(MAX_READ_CHARS + 1)
-        except UnicodeDecodeError:
-            raise ToolError(NOT_TEXT.format(path=shown)) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ToolError(NOT_REGULAR.format(path=shown))
+    return fd
 
 
 def write_text(workspace: Path, path: str, content: str, overwrite: bool) -> str:
@@ -171,6 +189,20 @@ def write_text(workspace: Path, path: str, content: str, overwrite: bool) -> str
     """
     if len(content) > MAX_WRITE_CHARS:
         raise ToolError(TOO_LARGE.format(size=len(content), limit=MAX_WRITE_CHARS))
+    verb, rel = write_bytes(workspace, path, content.encode("utf-8"), overwrite)
+    return f"{verb} {rel} ({len(content)} chars)"
+
+
+def write_bytes(workspace: Path, path: str, data: bytes, overwrite: bool) -> tuple[str, str]:
+    """Write `data` to `path` in the workspace, atomically. Blocking.
+
+    Returns:
+        `created` or `replaced`, and the path relative to the workspace.
+
+    Raises:
+        ExistingFile: The file exists and `overwrite` is off.
+        ToolError: Outside the workspace, or a folder.
+    """
     target = resolve_in_workspace(workspace, path)
     rel = relative_name(workspace, target)
     if target == workspace.resolve():
@@ -183,21 +215,20 @@ def write_text(workspace: Path, path: str, content: str, overwrite: bool) -> str
         if existing is not None and stat.S_ISDIR(existing.st_mode):
             raise ToolError(NOT_A_FILE.format(path=path))
         if existing is not None and not overwrite:
-            raise ToolError(FILE_EXISTS.format(path=rel))
+            raise ExistingFile(FILE_EXISTS.format(path=rel))
         mode = stat.S_IMODE(existing.st_mode) if existing is not None else 0o644
-        _replace(folder, target.name, content, mode)
-    verb = "replaced" if existing is not None else "created"
-    return f"{verb} {rel} ({len(content)} chars)"
+        _replace(folder, target.name, data, mode)
+    return ("replaced" if existing is not None else "created"), rel
 
 
-def _replace(folder: int, name: str, content: str, mode: int) -> None:
+def _replace(folder: int, name: str, data: bytes, mode: int) -> None:
     """Write beside `name` and rename over it: a failed write never leaves a half file."""
     tmp = f".{name}.{secrets.token_hex(6)}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(tmp, flags, mode, dir_fd=folder)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(content)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)

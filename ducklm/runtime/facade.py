@@ -16,6 +16,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage
@@ -30,10 +31,11 @@ from ducklm.graph.dependencies import Dependencies, open_dependencies
 from ducklm.graph.state import DuckState
 from ducklm.kit.events import Event, RunStatus, done_fields, event
 from ducklm.kit.ids import new_task_id, new_thread_id
-from ducklm.kit.workspaces import requested_workspace
+from ducklm.kit.workspaces import requested_workspace, resolve_workspace
 from ducklm.mcp.typed import expand, has_mcp_parts
 from ducklm.memory.embeddings import embeddings_warm
 from ducklm.memory.episodes import EpisodeWriter
+from ducklm.runtime.conversation_search import ConversationSearch, search_conversations
 from ducklm.runtime.episodes import reindex_conversations, turn_loader
 from ducklm.runtime.model_choice import ModelServer, check_model, model_server
 from ducklm.runtime.recovery import recover_dead_runs
@@ -54,6 +56,7 @@ from ducklm.runtime.runner import (
 )
 from ducklm.runtime.states import StateReader, thread_config
 from ducklm.runtime.transcript import Exchange, read_transcript
+from ducklm.runtime.workspace_files import Uploaded, open_download, upload_file
 from ducklm.stores import (
     ApprovalRule,
     AuditRecord,
@@ -740,6 +743,39 @@ class DuckLM:
             return await self._deps.context.undo.undo(
                 thread_id, to_call=to_call, turn=turn, force=force, dry_run=dry_run
             )
+
+    async def search(self, query: str, *, k: int = 20) -> ConversationSearch:
+        """Conversations whose title holds `query`, and the messages said that match it."""
+        return await search_conversations(
+            query, self.conversations, self._deps.context.episodes,
+            default_workspace=str(self.settings.workspace), k=k,
+        )  # fmt: skip
+
+    async def upload(
+        self, thread_id: str, path: str, data: bytes, *, overwrite: bool = False
+    ) -> Uploaded:
+        """Write a file of the person's into the conversation's workspace, undoable.
+
+        Raises:
+            LookupError: No such conversation.
+            WorkspaceError: Its workspace is no longer an allowed folder.
+            ToolError: The path breaks the file tools' rules (`ExistingFile` without
+                `overwrite`); UndoError: the workspace could not be recorded.
+        """
+        workspace = await self._workspace_of(thread_id)
+        return await upload_file(
+            self._deps.context.undo, thread_id, workspace, path, data, overwrite=overwrite
+        )
+
+    async def download(self, thread_id: str, path: str) -> tuple[str, int, AsyncIterator[bytes]]:
+        """A file of the conversation's workspace: its name, size and bytes (`open_download`)."""
+        return await open_download(await self._workspace_of(thread_id), path)
+
+    async def _workspace_of(self, thread_id: str) -> Path:
+        conversation = await self.conversations.get(thread_id)
+        if conversation is None:
+            raise LookupError(f"no conversation with id {thread_id!r}")
+        return await resolve_workspace(self.settings, conversation.workspace)
 
     async def _new_task(
         self,
