@@ -28,6 +28,7 @@ from ducklm.cli.mcp import add_mcp_commands
 from ducklm.cli.ops import add_ops_commands
 from ducklm.cli.remote import over_http
 from ducklm.cli.remote_client import ServerFailed, ServerRefused, connect
+from ducklm.cli.search import add_search_command
 from ducklm.cli.server import add_server_commands
 from ducklm.cli.undo import add_undo_command
 from ducklm.config.settings import Settings, SettingsError, load_settings
@@ -213,6 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_llama_commands(sub)
     add_undo_command(sub)
     add_export_commands(sub)
+    add_search_command(sub)
     add_mcp_commands(sub)
     return parser
 
