@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 Kind = Literal["prompts", "resources"]
 NOT_RUNNING = "the MCP server {name!r} is not running: {why}"
-FAILED = "the MCP server {name!r} could not {what}: {why}"
+FAILED = "the MCP server {name} could not {what}: {why}"
 
 _lists: WeakKeyDictionary[Any, dict[Kind, tuple[int, list[Any]]]] = WeakKeyDictionary()
 
@@ -79,10 +79,14 @@ async def from_each(
     return found, problems
 
 
-async def guarded(server: McpServer, what: str, work: Awaitable[T]) -> T:
-    """`work` within the server's deadline; its failures as `TypedInputError`."""
+async def guarded(
+    server: McpServer, what: str, work: Awaitable[T], error: type[Exception] = TypedInputError
+) -> T:
+    """`work` within the server's total deadline; its failures as `error`, in words."""
     try:
         return await asyncio.wait_for(work, timeout=server.timeout_s)
+    except error:
+        raise
     except Exception as exc:  # a JSON-RPC error, a timeout, a broken session
         why = getattr(getattr(exc, "error", None), "message", None) or type(exc).__name__
-        raise TypedInputError(FAILED.format(name=server.spec.name, what=what, why=why)) from None
+        raise error(FAILED.format(name=server.spec.name, what=what, why=why)) from None

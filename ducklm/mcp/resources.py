@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_core.tools import BaseTool, StructuredTool
 
+from ducklm.mcp.catalog import guarded
 from ducklm.mcp.content import render_result
 from ducklm.tools.errors import ToolError
 from ducklm.tools.mcp_info import METADATA_KEY, McpToolInfo, model_name
@@ -32,7 +33,6 @@ READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
 LIST_WORDS = "List the resources (files, documents, records) the MCP server {name} offers."
 READ_WORDS = "Read one resource of the MCP server {name} by its URI (from {list_name})."
 NO_RESOURCES = "the MCP server {name} lists no resources"
-FAILED = "the MCP server {name} could not {what}: {why}"
 READ_SCHEMA = {
     "type": "object",
     "properties": {"uri": {"type": "string", "description": "The resource's URI"}},
@@ -90,13 +90,7 @@ def _tool(server: McpServer, tool: str, words: str, schema: dict[str, Any], run:
 
 async def _guarded(server: McpServer, what: str, work: Awaitable[T]) -> T:
     """`work` within the server's total deadline; its failures as tool errors."""
-    try:
-        return await asyncio.wait_for(work, timeout=server.timeout_s)
-    except ToolError:
-        raise
-    except Exception as exc:  # a JSON-RPC error, a timeout, a broken session
-        why = getattr(getattr(exc, "error", None), "message", None) or type(exc).__name__
-        raise ToolError(FAILED.format(name=server.spec.name, what=what, why=why)) from None
+    return await guarded(server, what, work, ToolError)
 
 
 async def _list(server: McpServer) -> str:

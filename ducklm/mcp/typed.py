@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
@@ -59,13 +58,6 @@ class Typed:
         else:
             out.append(HumanMessage(extra))
         return out
-
-    def graph_input(self, *, tainted: bool) -> dict[str, Any]:
-        """The run's input; `tainted`: the conversation is untrusted already (kept as is)."""
-        values: dict[str, Any] = {"messages": self.messages()}
-        if not tainted and self.taint is not None:
-            values["taint"] = self.taint
-        return values
 
     def opening(self, *, tainted: bool) -> tuple[Event, ...]:
         """The events that open the run: what was sent, and a new taint."""

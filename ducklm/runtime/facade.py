@@ -32,11 +32,13 @@ from ducklm.graph.state import DuckState
 from ducklm.kit.events import Event, RunStatus, done_fields, event
 from ducklm.kit.ids import new_task_id, new_thread_id
 from ducklm.kit.workspaces import requested_workspace, resolve_workspace
+from ducklm.mcp.errors import TypedInputError
 from ducklm.mcp.typed import expand, has_mcp_parts
 from ducklm.memory.embeddings import embeddings_warm
 from ducklm.memory.episodes import EpisodeWriter
 from ducklm.runtime.conversation_search import ConversationSearch, search_conversations
 from ducklm.runtime.episodes import reindex_conversations, turn_loader
+from ducklm.runtime.exports.importing import AT_REST
 from ducklm.runtime.model_choice import ModelServer, check_model, model_server
 from ducklm.runtime.recovery import recover_dead_runs
 from ducklm.runtime.reviews import (
@@ -87,6 +89,10 @@ from ducklm.undo.service import UNDO_OFF
 
 log = logging.getLogger(__name__)
 
+WAITS_FOR_ANSWER = (
+    "conversation {thread_id!r} waits for an answer to its question: answer it before "
+    "attaching a resource of an untrusted MCP server"
+)
 
 class NotWaitingError(LookupError):
     """A resume for a thread that is not paused at a question."""
@@ -277,15 +283,21 @@ class DuckLM:
             return
         typed = await expand(message, mcp)
         thread_id = thread_id or new_thread_id()
-        state = await self.state(thread_id)
-        tainted = state is not None and state.taint is not None
+        snapshot = await self.states.snapshot(thread_id)
+        tainted = snapshot.values.get("taint") is not None
+        if typed.taint is not None and not tainted:
+            # The graph's input carries messages only (`InputState`): the taint is written
+            # as imports write theirs, a state update on the thread at rest.
+            if snapshot.next:
+                raise TypedInputError(WAITS_FOR_ANSWER.format(thread_id=thread_id))
+            await self.update_state(thread_id, {"taint": typed.taint}, as_node=AT_REST)
         task = TaskRef(
             task_id or new_task_id(),
             message,
             bump_conversation=True,
             opening=typed.opening(tainted=tainted),
         )
-        graph_input = typed.graph_input(tainted=tainted)
+        graph_input: dict[str, Any] = {"messages": typed.messages()}
         async for item in self._new_task(
             graph_input, thread_id, task, workspace=workspace, critic=critic, memory=memory
         ):

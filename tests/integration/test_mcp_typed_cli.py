@@ -72,7 +72,7 @@ async def test_a_missing_argument_is_named_and_nothing_runs(
 
 
 async def test_an_untrusted_resource_is_attached_as_content_and_taints(
-    llm: ScriptedLLM, env: dict[str, str], tmp_path: Path
+    llm: ScriptedLLM, env: dict[str, str], tmp_path: Path, workspace: Path
 ) -> None:
     write = call("file_write", path="notes.txt", content="shipped")
     # The attached text makes a long request: the router asks its role whether to plan
@@ -110,7 +110,7 @@ async def test_an_untrusted_resource_is_attached_as_content_and_taints(
     (question,) = [e for e in events if e["type"] == "approval_requested"]
     (request,) = question["request"]["action_requests"]
     assert "the result of @notes:notes://plan (MCP server notes)" in request["description"]
-    assert not (tmp_path / "notes.txt").exists()
+    assert not await asyncio.to_thread((workspace / "notes.txt").exists)
 
 
 async def test_a_binary_resource_becomes_a_note_with_its_saved_path(
