@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-NEEDS_LOGIN = "MCP server {name!r} needs authorization: run `ducklm mcp login {name}`"
+NEEDS_LOGIN = (
+    "MCP server {name!r} needs authorization: run `ducklm mcp login {name}`,"
+    " or press Connect on its card in the web chat's Activity panel"
+)
 REFUSED_TOKEN = (
     "MCP server {name!r} refused the token of its Authorization header (HTTP {status}): "
     "check the header in mcp.json, or remove it and run `ducklm mcp login {name}`"

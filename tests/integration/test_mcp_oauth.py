@@ -29,6 +29,11 @@ from tests.support.mcp_servers import oauth_server, write_config
 
 TTL_S = 2
 
+NEEDS_NOTES_LOGIN = (
+    "MCP server 'notes' needs authorization: run `ducklm mcp login notes`,"
+    " or press Connect on its card in the web chat's Activity panel"
+)
+
 
 @pytest.fixture
 async def oauth_url() -> AsyncIterator[str]:
@@ -135,7 +140,7 @@ async def test_without_a_login_the_turn_says_to_run_login(
     finally:
         await server.stop()
     assert server.state == "failed"
-    assert server.error == "MCP server 'notes' needs authorization: run `ducklm mcp login notes`"
+    assert server.error == NEEDS_NOTES_LOGIN
     assert not await _exists(settings.files.mcp_logs / "oauth" / "notes.json")  # none registered
 
 
@@ -150,7 +155,7 @@ async def test_a_token_of_another_url_is_not_sent(settings: Settings, oauth_url:
         await server.ensure()
     finally:
         await server.stop()
-    assert server.error == "MCP server 'notes' needs authorization: run `ducklm mcp login notes`"
+    assert server.error == NEEDS_NOTES_LOGIN
 
 
 @pytest.mark.slow
