@@ -146,6 +146,10 @@ class Settings(BaseSettings):
     api_docs: bool = False
     """Serve the API's interactive docs at /docs and /redoc. Off by default: their pages
     load scripts from a CDN, on the origin that holds the person's session."""
+    trace_content: bool = False
+    """With tracing on (`OTEL_EXPORTER_OTLP_ENDPOINT` set): put prompts, answers and tool
+    inputs and outputs in the spans. Off: spans carry timings, names, ids and token counts
+    only, so a trace collector never holds what the person said or a tool read."""
 
     prune_keep_last: int | None = Field(default=None, ge=1)
     """Checkpoints kept per thread when the server prunes at start; unset: no pruning."""

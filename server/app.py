@@ -17,6 +17,9 @@ from ducklm.server.agent_protocol import agent_protocol_router
 from ducklm.server.docs import add_api_docs
 from ducklm.server.login import browser_router, codes_router
 from ducklm.server.mcp_server.http import McpEndpoint
+from ducklm.server.observability import scrape
+from ducklm.server.observability.metrics import RunMetrics
+from ducklm.server.observability.tracing import traced
 from ducklm.server.routes import api_routers, open_routers
 from ducklm.server.routes.files import upload_cap
 from ducklm.server.routes.status import package_version
@@ -35,8 +38,9 @@ def create_app(settings: Settings) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.token = await load_token(settings)
         await app.state.logins.load()  # browsers logged in before a restart stay so
-        async with DuckLM.open(settings) as duck:
+        async with traced(settings), DuckLM.open(settings) as duck:
             app.state.duck = duck
+            duck.observer = app.state.metrics
             # The embedding model loads behind the server, not before it (`/health` says).
             duck.warm_up()
             app.state.hub = hub = TaskHub(duck)
@@ -62,6 +66,7 @@ def create_app(settings: Settings) -> FastAPI:
     )
     # Made here, not in the lifespan: `ducklm serve` makes its first code before serving.
     app.state.logins = Logins(settings.files.browser_sessions)
+    app.state.metrics = RunMetrics()  # a registry per app: apps in one process stay apart
     app.add_middleware(
         GuardMiddleware,
         allowed_hosts=settings.allowed_hosts,
@@ -75,6 +80,7 @@ def create_app(settings: Settings) -> FastAPI:
         app.include_router(router, prefix="/v1", dependencies=protected)
     app.include_router(codes_router(), prefix="/v1", dependencies=[Depends(require_bearer)])
     app.include_router(agent_protocol_router(), dependencies=protected)
+    app.include_router(scrape.router, dependencies=protected)
     app.router.routes.append(Route("/mcp", mcp))  # an ASGI app with its own bearer check
     add_api_docs(app, interactive=settings.api_docs)
     for router in open_routers():

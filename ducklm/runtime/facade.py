@@ -40,6 +40,7 @@ from ducklm.runtime.conversation_search import ConversationSearch, search_conver
 from ducklm.runtime.episodes import reindex_conversations, turn_loader
 from ducklm.runtime.exports.importing import AT_REST
 from ducklm.runtime.model_choice import ModelServer, check_model, model_server
+from ducklm.runtime.observer import RunObserver
 from ducklm.runtime.recovery import recover_dead_runs
 from ducklm.runtime.reviews import (
     DEFERRED_FOR_MESSAGE,
@@ -140,6 +141,8 @@ class DuckLM:
         self.states = StateReader(graph)
         """Reads the threads' checkpointed states: `snapshot` (the latest, or one
         checkpoint) and `history` (`ducklm.runtime.states`)."""
+        self.observer: RunObserver | None = None
+        """Sees every run's events and steps (the server's metrics); `None`: nobody."""
         self._prefetches: set[asyncio.Task[Any]] = set()
         self._chosen_models = ConversationModels(deps.stores.db)
         episodes = deps.context.episodes
@@ -590,6 +593,11 @@ class DuckLM:
         """Tasks, newest first, of one thread or of all."""
         return await self._deps.stores.tasks.list(thread_id, limit=limit)
 
+    async def waiting_count(self) -> int:
+        """How many tasks wait for the person's answer (a question, a password)."""
+        found = await self._deps.stores.tasks.open_tasks()
+        return sum(task.status == "interrupted" for task in found)
+
     async def abandon(self, task_id: str) -> bool:
         """Give up a task that waits for an answer: it ends as `cancelled`.
 
@@ -861,6 +869,7 @@ class DuckLM:
                     checkpoint_id=checkpoint_id,
                     options=options,
                     reviews=self.reviews.submit,
+                    observer=self.observer,
                 ):
                     if item["type"] == "done" and writer is not None:
                         writer.note(thread_id)  # returns at once; indexing follows

@@ -42,6 +42,7 @@ from ducklm.runtime.answer_facts import AnswerClock
 from ducklm.runtime.audit_buffer import AuditBuffer
 from ducklm.runtime.channel import GraphChunk, RunChannel
 from ducklm.runtime.graph_stream import EVENTS, graph_chunks
+from ducklm.runtime.observer import RunObserver
 from ducklm.runtime.states import thread_config
 from ducklm.stores import RunStores, ThreadRunning
 from ducklm.stores.runs import DEFERRED
@@ -130,9 +131,15 @@ class _Run:
     """The bookkeeping of one run: ids, status, answer, and event stamping."""
 
     def __init__(
-        self, thread_id: str, task: TaskRef, stores: RunStores, run_id: str | None = None
+        self,
+        thread_id: str,
+        task: TaskRef,
+        stores: RunStores,
+        run_id: str | None = None,
+        observer: RunObserver | None = None,
     ) -> None:
         self.thread_id = thread_id
+        self.observer = observer
         self.task = task
         self.run_uuid = uuid.UUID(run_id) if run_id else uuid.uuid4()
         self.run_id = str(self.run_uuid)
@@ -172,13 +179,16 @@ class _Run:
         return "".join(self.pieces)
 
     def _stamp(self, type_: EventType | str, data: dict[str, Any]) -> Event:
-        return {
+        item = {
             **data,
             "type": type_,
             "thread_id": self.thread_id,
             "task_id": self.task.task_id,
             "run_id": self.run_id,
         }
+        if self.observer is not None:
+            self.observer.saw(item)
+        return item
 
 
 async def stream_run(
@@ -192,6 +202,7 @@ async def stream_run(
     checkpoint_id: str | None = None,
     options: GraphOptions | None = None,
     reviews: ReviewSink | None = None,
+    observer: RunObserver | None = None,
 ) -> AsyncIterator[Event]:
     """Run `graph` on `thread_id` as a run of `task` and yield DuckLM events, ending with `done`.
 
@@ -200,7 +211,8 @@ async def stream_run(
 
     With `checkpoint_id` the run starts from that earlier checkpoint instead of the
     latest (LangGraph time travel): what follows it runs again, as a fork of the thread.
-    `options` carry what a door asks of the graph beyond that (see `GraphOptions`).
+    `options` carry what a door asks of the graph beyond that (see `GraphOptions`);
+    `observer` sees every event and root step as it passes (`ducklm.runtime.observer`).
 
     Never raises for a failed run: the failure is an `error` event (a message for
     people, not exception text) and a `done` with status `failed`. A cancelled run is
@@ -210,7 +222,7 @@ async def stream_run(
         ThreadRunning: Another run of the thread is recorded as running (in this process
             or another one sharing the database); nothing is recorded for this one.
     """
-    run = _Run(thread_id, task, stores)
+    run = _Run(thread_id, task, stores, observer=observer)
     yield await _start(run)
     options = options or GraphOptions(checkpoint_id=checkpoint_id)
     try:
@@ -385,6 +397,8 @@ def _chunk(
         cast(ChunkSink, options.watch)(chunk)
     # A subgraph's updates are its own steps: the run's answer and questions are the root's.
     root_update = chunk.mode == "updates" and not chunk.namespace
+    if root_update and run.observer is not None and isinstance(chunk.data, dict):
+        run.observer.stepped(run.run_id, list(chunk.data))
     return _translate(run, chunk.data) if root_update else []
 
 
@@ -441,8 +455,9 @@ def _config(run: _Run, options: GraphOptions) -> RunnableConfig:
     callback_id = options.callback_run_id
     run_uuid = uuid.UUID(callback_id) if callback_id else run.run_uuid
     config: RunnableConfig = {"configurable": configurable, "run_id": run_uuid}
-    if options.metadata:
-        config["metadata"] = options.metadata
+    # The run's id reaches tracing (OpenInference puts metadata on spans); a door's own
+    # run id, which its metadata carries already, wins.
+    config["metadata"] = {"run_id": run.run_id, **options.metadata}
     if options.recursion_limit is not None:
         config["recursion_limit"] = options.recursion_limit
     if options.tags:

@@ -48,6 +48,10 @@ class RunQueue:
         """The runs enqueued on `thread_id`, oldest first."""
         return list(self._queued.get(thread_id, ()))
 
+    def depth(self) -> int:
+        """How many runs wait in this server's queue, on all threads (`/metrics`)."""
+        return sum(len(queued) for queued in self._queued.values())
+
     def busy(self, thread_id: str) -> bool:
         """Whether a run of this server holds `thread_id` or waits for it."""
         return self._hub.is_busy(thread_id) or bool(self._queued.get(thread_id))
