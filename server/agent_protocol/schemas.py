@@ -105,6 +105,16 @@ class HistoryRequest(Body):
     checkpoint: CheckpointRef | None = None
 
 
+class StateAtCheckpoint(Body):
+    """`POST /threads/{thread_id}/state/checkpoint`: the SDK's `get_state(checkpoint=...)`."""
+
+    checkpoint: CheckpointRef
+    subgraphs: bool = False
+    """Accepted: DuckLM's graph has no subgraphs, so the state is the same either way."""
+    select: list[str] | None = None
+    """Accepted and not applied: the whole state is answered (as `GET .../state`)."""
+
+
 class StateUpdate(Body):
     """`POST /threads/{thread_id}/state`."""
 

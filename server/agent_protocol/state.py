@@ -7,7 +7,12 @@ from langgraph.errors import InvalidUpdateError
 
 from ducklm.server.agent_protocol.deps import DuckDep, HubDep, ThreadDep
 from ducklm.server.agent_protocol.responses import StateWritten, ThreadState
-from ducklm.server.agent_protocol.schemas import CheckpointRef, HistoryRequest, StateUpdate
+from ducklm.server.agent_protocol.schemas import (
+    CheckpointRef,
+    HistoryRequest,
+    StateAtCheckpoint,
+    StateUpdate,
+)
 from ducklm.server.agent_protocol.threads import BUSY
 from ducklm.server.agent_protocol.views import checkpoint_ref, thread_state
 from ducklm.server.agent_protocol.wire import WireResponse
@@ -35,10 +40,27 @@ async def get_state(thread: ThreadDep, duck: DuckDep) -> WireResponse:
 )
 async def get_state_at(thread: ThreadDep, checkpoint_id: str, duck: DuckDep) -> WireResponse:
     """The thread's state at one checkpoint."""
-    snapshot = await duck.states.snapshot(thread.thread_id, checkpoint_id)
+    return await _state_at(thread.thread_id, checkpoint_id, duck)
+
+
+@router.post(
+    "/threads/{thread_id}/state/checkpoint",
+    response_model=ThreadState,
+    responses=errors(404),
+)
+async def post_state_at(thread: ThreadDep, body: StateAtCheckpoint, duck: DuckDep) -> WireResponse:
+    """The thread's state at the checkpoint given whole (the latest without an id)."""
+    checkpoint_id = body.checkpoint.checkpoint_id
+    if checkpoint_id is None:
+        return await get_state(thread, duck)
+    return await _state_at(thread.thread_id, checkpoint_id, duck)
+
+
+async def _state_at(thread_id: str, checkpoint_id: str, duck: DuckDep) -> WireResponse:
+    snapshot = await duck.states.snapshot(thread_id, checkpoint_id)
     if snapshot.config.get("configurable", {}).get("checkpoint_id") != checkpoint_id:
         raise HTTPException(
-            404, NO_CHECKPOINT.format(thread_id=thread.thread_id, checkpoint_id=checkpoint_id)
+            404, NO_CHECKPOINT.format(thread_id=thread_id, checkpoint_id=checkpoint_id)
         )
     return WireResponse(thread_state(snapshot))
 

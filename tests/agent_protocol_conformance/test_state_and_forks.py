@@ -76,9 +76,6 @@ async def test_state_history_checkpoints_and_updates(
     assert _texts(after["values"]) == [*_texts(latest["values"]), "a note"]
 
 
-@pytest.mark.missing_on(
-    "ducklm", "no POST /threads/{id}/state/checkpoint (get_state with a Checkpoint)"
-)
 async def test_state_at_a_checkpoint_given_whole(client: LangGraphClient, target: Target) -> None:
     thread_id = await new_thread(client)
     await client.runs.wait(thread_id, target.assistant, input=hello(), **run_options(target))
