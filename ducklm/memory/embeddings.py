@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import Future
@@ -32,9 +33,10 @@ REMOTE_TIMEOUT_S = 30.0
 QUERY_CACHE_SIZE = 64
 BACKGROUND_BATCH = 64
 BACKGROUND_CHUNK_CHARS = 8_000
-"""A background encode goes to the model thread as jobs of up to `BACKGROUND_BATCH`
-texts and this many characters together (or one longer text): a query that comes
-meanwhile waits for one such job at most. Jobs of 500 characters (6 short texts) made
+"""A background encode goes to its model thread as jobs of up to `BACKGROUND_BATCH`
+texts and this many characters together (or one longer text), so that a cancelled
+batch stops after the job running (queries have a thread of their own and never wait
+for these: `model_thread`). Jobs of 500 characters (6 short texts) made
 ingest 4x slower than whole batches (11/s against 48/s measured side by side on a loaded
 machine, 165 jobs for 1,000 memories): torch pays its per-call cost on every job and
 pads nothing away. 64 short texts encode in about 80 ms on a quiet 2-core machine."""
@@ -67,10 +69,10 @@ class LocalEmbedder:
         self._model = model
 
     async def embed(self, texts: Sequence[str], *, background: bool = False) -> Vectors:
-        """Encode `texts` on the model's thread, queries before background work.
+        """Encode `texts` on a model thread: queries on theirs, background work on its own.
 
         A background batch goes as jobs of up to `BACKGROUND_BATCH` texts, so that a
-        query submitted meanwhile waits for one of them at most, not for the batch.
+        cancel skips the jobs not started.
         """
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
@@ -105,22 +107,26 @@ def background_chunks(texts: Sequence[str]) -> list[list[str]]:
     return chunks
 
 
-# Loaded models by name, touched only on the model thread.
+# Loaded models by name, written only under `_loading` (by either model thread).
 _models: dict[str, LocalEncoder] = {}
+_loading = threading.Lock()
 
 
 def _encode(name: str, texts: list[str]) -> Vectors:
     if name not in _models:
         # Importing torch and sentence-transformers takes seconds, so it happens here,
-        # on the model thread at the first `embed`, not when DuckLM starts.
-        _models[name] = load_encoder(_model_folder(name))
+        # on a model thread at the first `embed`, not when DuckLM starts; the other
+        # lane's first job waits for the same load rather than making a second.
+        with _loading:
+            if name not in _models:
+                _models[name] = load_encoder(_model_folder(name))
     return unit_rows(_models[name].encode(texts))
 
 
 def embeddings_warm(settings: Settings) -> bool:
     """Whether an encode now costs no model load: a remote endpoint, or the model loaded.
 
-    `_models` is written only on the model thread; reading one key from another thread
+    `_models` is written only on a model thread; reading one key from another thread
     is a single dict lookup under the GIL, and a load under way reads as not loaded.
     """
     return bool(settings.embeddings_url) or settings.embeddings_model in _models

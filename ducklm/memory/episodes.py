@@ -40,9 +40,9 @@ RECENT_MESSAGES = 40
 """A finished turn looks back this far for messages not yet indexed."""
 WRITE_DELAY_S = 0.5
 """Quiet before writing: no turn running, none started for this long. The person's next
-message often follows at once; its query encode goes before ours on the model's thread
-anyway (ours is background work), but our encode and Qdrant upsert would still share
-the two cores with its first token."""
+message often follows at once; its query encode does not wait for ours (queries have a
+model thread of their own), but our encode and Qdrant upsert would still share the two
+cores with its first token."""
 MAX_DEFER_S = 30.0
 """Under traffic that never pauses, a turn's episodes are written this long after it
 ended at the latest: late for search from other conversations, never lost."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -44,6 +45,10 @@ class LocalEncoder:
         bf16: bool,
     ) -> None:
         self._tokenize = tokenize
+        # A fast tokenizer sets its padding and truncation on every call and refuses a
+        # second caller meanwhile ("Already borrowed"); queries and background work
+        # encode on two threads (`model_thread`), so they take turns here only.
+        self._tokenizing = threading.Lock()
         self._forward = forward
         self.traced = traced
         self.bf16 = bf16
@@ -57,7 +62,8 @@ class LocalEncoder:
         with torch.inference_mode():
             for start in range(0, len(order), BATCH):
                 chunk = order[start : start + BATCH]
-                features = self._tokenize([texts[i] for i in chunk])
+                with self._tokenizing:
+                    features = self._tokenize([texts[i] for i in chunk])
                 out = self._forward(features)
                 for i, row in zip(chunk, out.float().numpy(), strict=True):
                     rows[i] = row

@@ -2,9 +2,9 @@
 
 A batch's write is three steps: its records into SQLite (one transaction) and the
 keyword index, its texts through the embedding model, its vectors into Qdrant (one
-upsert). One after the other, the model thread sits idle during every SQLite and Qdrant
+upsert). One after the other, the encoder sits idle during every SQLite and Qdrant
 write, and they sit idle during every encode. Here the next batch's encode is already
-queued on the model thread (behind any query: it is background work) when a batch's
+queued on the background model thread when a batch's
 vectors are written, so the encoder, the slowest step, never waits for the others.
 """
 
@@ -27,7 +27,7 @@ both in the same run. On this project's 2-core machine the encoder already takes
 cores, so writing beside it only competed: 4 interleaved rounds (2026-12-03, others
 took 47% of the CPU) read 73/78/63/48 memories/s encoding one ahead against 99/83/63/62
 sequential (0.85x). Set 1 where more cores are free; more than 1 gains nothing, since
-the model thread runs one job at a time and every queued batch is memory held."""
+the background thread runs one job at a time and every queued batch is memory held."""
 TOLERATED = (EmbeddingError, VectorsUnavailable)
 """A batch that fails with one of these can be left without vectors (a reindex repairs it)."""
 
@@ -46,7 +46,7 @@ async def encode_ahead(
         batches: What to write, in order.
         stage: What comes before a batch's vectors (SQLite, keywords); may overlap the
             encode of the same batch and of the next.
-        encode: The batch's vectors (on the model thread, as background work).
+        encode: The batch's vectors (on the background model thread).
         write: Store the vectors (Qdrant); overlaps the next batch's encode.
         failed: Called when a batch's encode or write raised one of `TOLERATED`, and the
             next batch goes on; without it, the error is raised.

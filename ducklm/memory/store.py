@@ -48,9 +48,8 @@ class WriteCounts:
 CANDIDATES = 30
 INGEST_BATCH = 64
 """Records per write: one SQLite transaction, one encode, one Qdrant upsert; the next
-batch encodes while one is written (`pipeline.encode_ahead`). An encode goes to the model
-thread as background jobs (`embeddings.BACKGROUND_BATCH`), so a query waits for one job
-at most."""
+batch encodes while one is written (`pipeline.encode_ahead`). An encode goes to the
+background model thread (`embeddings.BACKGROUND_BATCH`); queries have their own."""
 STALE = "the vector index is missing {missing} of {total} memories; run a memory reindex"
 
 
@@ -422,7 +421,7 @@ class MemoryStore:
 
     async def _encode(self, records: Sequence[MemoryRecord]) -> Vectors:
         # A write's vectors make no turn wait (the record is already found by keyword),
-        # so a query waiting for the model thread goes first.
+        # so they go to the background model thread, beside any query.
         vectors = await self._embedder.embed([r.text for r in records], background=True)
         self.counts.encodes += 1
         return vectors

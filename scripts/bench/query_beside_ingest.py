@@ -1,12 +1,11 @@
 """A query's encode while a large background encode runs, against the query alone.
 
-The in-process MiniLM runs on one thread (`ducklm/memory/model_thread.py`). A turn's
-query encode (recall, skill selection: on the way to the first token) submitted while
-an ingest or reindex is encoding thousands of texts would, in first-come order, wait
-for all of them. Background work goes as small jobs behind queries, so the query waits
-for one job at most. Baselines, in the same run: the query's encode with the thread
-idle, and in first-come order (submitted as background work itself, as every encode
-was before queries went first); each round encodes a new text (no cache).
+The in-process MiniLM runs on two threads (`ducklm/memory/model_thread.py`): one for
+queries (recall, skill selection: on the way to the first token), one for background
+work (an ingest, a reindex, episode writes), so a query never waits for a background
+job, only shares the cores with it. Baselines, in the same run: the query's encode with
+both threads idle, and in first-come order (submitted as background work itself, as
+every encode was before queries had a lane); each round encodes a new text (no cache).
 
     .venv/bin/python scripts/bench/query_beside_ingest.py
 """
@@ -23,8 +22,9 @@ from ducklm.memory.embeddings import LocalEmbedder
 
 ROUNDS = 8
 INGEST_TEXTS = 200
-MAX_RATIO = 3.0
-"""A query beside an ingest may wait for one small job; 3x the idle encode at most."""
+MAX_RATIO = 1.5
+"""A query beside an ingest shares the cores, never waits: 1.5x the idle encode at most
+(issue 28's target for a search beside an ingest)."""
 MODEL = "all-MiniLM-L6-v2"
 
 

@@ -1,7 +1,7 @@
-"""The model thread runs queries before background encodes, on its one thread.
+"""The model threads: queries on one, background encodes on another, never waiting for them.
 
-The scheduling tests hold the thread on a gate job, so that the order of what waits
-behind it is decided by priority alone; the embedder tests run the real MiniLM.
+The scheduling tests hold the background thread on a gate job; the embedder tests run
+the real MiniLM, both lanes at once.
 """
 
 from __future__ import annotations
@@ -52,21 +52,21 @@ def recorder(ran: list[str], name: str) -> Callable[[], str]:
     return work
 
 
-async def test_a_query_runs_before_background_jobs_queued_earlier() -> None:
+async def test_a_query_runs_while_a_background_job_holds_its_thread() -> None:
     thread, gate, ran = ModelThread(), Gate(), []
-    jobs = [thread.submit(Priority.QUERY, gate)]
-    jobs += [thread.submit(Priority.BACKGROUND, recorder(ran, f"b{n}")) for n in (1, 2)]
-    jobs.append(thread.submit(Priority.QUERY, recorder(ran, "q")))
-    jobs.append(thread.submit(Priority.BACKGROUND, recorder(ran, "b3")))
+    held = thread.submit(Priority.BACKGROUND, gate)
+    queued = [thread.submit(Priority.BACKGROUND, recorder(ran, f"b{n}")) for n in (1, 2)]
+    query = thread.submit(Priority.QUERY, recorder(ran, "q"))
+    assert await asyncio.wrap_future(query) == "q"  # the gate is still shut
+    assert ran == ["q"] and not held.done()
     gate.open()
-    results = [await asyncio.wrap_future(job) for job in jobs]
-    assert ran == ["q", "b1", "b2", "b3"]  # the query first; the rest in the order given
-    assert results == ["gate", "b1", "b2", "q", "b3"]
+    assert [await asyncio.wrap_future(job) for job in (held, *queued)] == ["gate", "b1", "b2"]
+    assert ran == ["q", "b1", "b2"]  # background jobs in the order given
 
 
 async def test_a_cancelled_job_is_skipped_and_the_thread_goes_on() -> None:
     thread, gate, ran = ModelThread(), Gate(), []
-    held = thread.submit(Priority.QUERY, gate)
+    held = thread.submit(Priority.BACKGROUND, gate)
     dropped = thread.submit(Priority.BACKGROUND, recorder(ran, "dropped"))
 
     async def wait() -> str:
@@ -96,10 +96,17 @@ async def test_a_failing_job_hands_its_error_to_its_caller_only() -> None:
     assert await asyncio.wrap_future(thread.submit(Priority.QUERY, lambda: "fine")) == "fine"
 
 
-async def test_every_job_runs_on_one_thread() -> None:
+async def test_each_lane_is_one_thread_of_its_own() -> None:
     thread = ModelThread()
-    names = [thread.submit(p, lambda: threading.current_thread().name) for p in Priority] * 2
-    assert len({await asyncio.wrap_future(job) for job in names}) == 1
+    names = {
+        p: {
+            await asyncio.wrap_future(thread.submit(p, lambda: threading.current_thread().name))
+            for _ in range(3)
+        }
+        for p in Priority
+    }
+    assert all(len(found) == 1 for found in names.values())
+    assert names[Priority.QUERY] != names[Priority.BACKGROUND]
 
 
 def test_background_chunks_keep_the_order_and_stay_small() -> None:
@@ -129,7 +136,9 @@ async def test_a_query_finishes_before_a_long_background_batch(embedder: LocalEm
     chunked, whole = await backlog, await embedder.embed(BACKLOG)
     assert chunked.shape == (len(BACKLOG), 384)
     assert (chunked * whole).sum(axis=1).min() > 0.999
-    assert (await query).shape == (1, 384)
+    # Encoded beside the batch (two threads, one tokenizer), the query's vector is its own.
+    alone = await embedder.embed(["where is the heron?"], background=True)
+    assert float((await query)[0] @ alone[0]) > 0.999
 
 
 async def test_a_cancelled_background_batch_leaves_the_model_free(embedder: LocalEmbedder) -> None:
