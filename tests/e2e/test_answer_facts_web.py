@@ -14,7 +14,7 @@ import pytest
 from playwright.async_api import Page, expect
 
 from tests.e2e.conftest import TIMEOUT_MS, screenshot
-from tests.e2e.test_web_chat import last_turn, quiet, send, shell
+from tests.e2e.test_web_chat import PHONE, last_turn, quiet, send, shell
 from tests.support.scripted_llm import ScriptedLLM, reply
 from tests.support.server import Served
 
@@ -80,3 +80,11 @@ async def test_facts_copy_buttons_and_the_model_picker(
     await expect(shown.first).to_contain_text(f"{CONFIGURED} · ")
     await expect(shown.last).to_contain_text("bigger · ")
     await expect(picker).to_have_value("bigger")
+
+    # On a phone the model box keeps its dot and picker, and nothing scrolls sideways.
+    await page.set_viewport_size(PHONE)
+    await expect(health).to_be_visible()
+    await expect(picker).to_be_visible()
+    width = await page.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], "nothing may scroll sideways"
+    await screenshot(page, "answer_facts_phone")
