@@ -72,7 +72,6 @@ async def test_facts_copy_buttons_and_the_model_picker(
     await send(page, "and now?")
     await expect(last_turn(page).get_by_test_id("answer-facts")).to_contain_text("bigger · ")
     assert {r["model"] for r in llm.requests[before:] if r.get("stream")} == {"bigger"}
-    await screenshot(page, "answer_facts_and_model_picker")
 
     await page.reload()  # the reopened conversation: the same facts, the same choice
     await expect(page.get_by_test_id("answer-facts")).to_have_count(2)
@@ -80,6 +79,7 @@ async def test_facts_copy_buttons_and_the_model_picker(
     await expect(shown.first).to_contain_text(f"{CONFIGURED} · ")
     await expect(shown.last).to_contain_text("bigger · ")
     await expect(picker).to_have_value("bigger")
+    await screenshot(page, "answer_facts_and_model_picker")
 
     # On a phone the model box keeps its dot and picker, and nothing scrolls sideways.
     await page.set_viewport_size(PHONE)
