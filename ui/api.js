@@ -98,6 +98,29 @@ export const post = (path, body) => request("POST", path, body);
 export const patch = (path, body) => request("PATCH", path, body);
 export const del = (path) => request("DELETE", path);
 
+/**
+ * A multipart POST (a file upload): the browser sets the Content-Type with its boundary.
+ *
+ * @param {string} path
+ * @param {FormData} form
+ * @returns {Promise<any>} The parsed JSON answer.
+ */
+export async function postForm(path, form) {
+  let response;
+  try {
+    response = await fetch(path, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { [CSRF_HEADER]: await csrf() },
+      body: form,
+    });
+  } catch {
+    throw new ApiError(0, "Cannot reach the DuckLM server.");
+  }
+  if (!response.ok) throw await errorFrom(response);
+  return response.json();
+}
+
 /** End this browser's session on the server; a session already gone counts as ended. */
 export async function logout() {
   try {

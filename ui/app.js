@@ -3,6 +3,7 @@
 // #/skills, #/memory, #/experience), so reload and the back button keep the place.
 
 import { Activity } from "./activity.js";
+import * as api from "./api.js";
 import { showMcpServers } from "./mcp-servers.js";
 import { Chat } from "./chat.js";
 import { Composer } from "./composer.js";
@@ -13,9 +14,11 @@ import { ModelPicker } from "./model-picker.js";
 import { initNotices } from "./notify.js";
 import { ApprovalsPage } from "./page-approvals.js";
 import { ExperiencePage, MemoryPage, SkillsPage } from "./page-learning.js";
+import { ConversationSearch, SaidSearch } from "./search.js";
 import { Sidebar } from "./sidebar.js";
 import { StatusLine } from "./status-line.js";
 import { initTheme } from "./theme.js";
+import { Uploads } from "./upload.js";
 
 const PAGE_TITLES = {
   approvals: "Approvals",
@@ -50,15 +53,29 @@ function buildParts() {
   const pages = {
     approvals: new ApprovalsPage({ pending: byTestId("pending-list"), rules: byTestId("rules-list") }),
     skills: new SkillsPage({ list: byTestId("skills-list"), problems: byTestId("skill-problems") }),
-    memory: new MemoryPage({
-      form: byTestId("memory-search"),
-      query: byTestId("memory-query"),
-      list: byTestId("memory-list"),
-      status: byTestId("memory-status"),
-    }),
+    memory: bothPages(
+      new MemoryPage({
+        form: byTestId("memory-search"),
+        query: byTestId("memory-query"),
+        list: byTestId("memory-list"),
+        status: byTestId("memory-status"),
+      }),
+      new SaidSearch({
+        form: byTestId("memory-search"),
+        query: byTestId("memory-query"),
+        list: byTestId("said-list"),
+        status: byTestId("said-status"),
+        transcript: byTestId("transcript"),
+      }),
+    ),
     experience: new ExperiencePage({ list: byTestId("experience-list") }),
   };
   return { activity, composerElements, pages };
+}
+
+/** One page made of two that show together (the Memory page: facts, and what was said). */
+function bothPages(...parts) {
+  return { show: () => parts.forEach((part) => part.show()) };
 }
 
 /** Off-canvas panels (the sidebar at phone width, the activity drawer) and their buttons. */
@@ -134,6 +151,32 @@ function main() {
     },
   );
 
+  new ConversationSearch({
+    form: byTestId("conversation-search"),
+    input: byTestId("conversation-search-input"),
+    results: byTestId("search-results"),
+    transcript: byTestId("transcript"),
+  });
+  const uploads = new Uploads(
+    {
+      button: byTestId("upload-button"),
+      input: byTestId("upload-input"),
+      dropZone: byTestId("chat-view"),
+      list: byTestId("upload-list"),
+    },
+    {
+      // A new chat gets its conversation now, as its first message would make it.
+      ensureConversation: async () => {
+        if (chat.conversationId) return chat.conversationId;
+        const created = await api.post("/v1/conversations", {});
+        location.hash = `#/c/${encodeURIComponent(created.id)}`;
+        await models.prepare(created.id);
+        return created.id;
+      },
+      onUndone: () => sidebar.refresh(),
+    },
+  );
+
   byTestId("new-conversation").addEventListener("click", () => {
     if (location.hash === "#/" && currentView() === "chat") chat.open(null).then(syncTitle);
     location.hash = "#/";
@@ -177,6 +220,7 @@ function main() {
     // Coming back from a page to the same conversation keeps its live stream; without
     // one, reload it: its task may have been answered from the approvals page meanwhile.
     if (id !== chat.conversationId || !opened || (id && !chat.following)) {
+      if (id !== chat.conversationId) uploads.reset();
       opened = true;
       chat.open(id);
     }

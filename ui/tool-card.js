@@ -5,6 +5,7 @@ import { copyButton } from "./copy.js";
 import { diffView, splitDiff } from "./diff.js";
 import { h, prettyJson } from "./dom.js";
 import { changedLine, revertButton } from "./revert.js";
+import { downloadLinks } from "./upload.js";
 
 /** The tools whose calls propose a change to a file (`code_proposed`). */
 export const CODER_TOOLS = new Set(["generate_code", "fix_code", "refactor_code"]);
@@ -121,6 +122,8 @@ export class ToolCard {
       changedLine(changed),
       revertButton({ callId, label: "Revert", testid: "tool-revert" }),
     );
+    const downloads = downloadLinks(changed);
+    if (downloads) this.changes.append(downloads);
     this.changes.hidden = false;
   }
 
