@@ -9,7 +9,9 @@ reopened conversation shows the same line (`ducklm.runtime.transcript`).
 Times are the person's: the first token counts from the run's start (routing, recall and
 tool steps included), the rate from the first token to the last. Tokens are the server's
 count (`usage.completion_tokens`) when it sent one, else the streamed pieces, which
-llama-server sends one token at a time.
+llama-server sends one token at a time. The model is the one the answering call named
+in `model_usage` (`""` for a tool's result shown as the answer); without one, the
+runner names the model of the role whose node set the answer.
 """
 
 from __future__ import annotations
@@ -47,11 +49,19 @@ class AnswerClock:
         elif type_ == "context_cut":
             self._prompt_cut = True
 
-    def fields(self) -> dict[str, Any] | None:
-        """The `answer_facts` fields, or `None` when no answer streamed in this run."""
+    def fields(self, answered_by: tuple[str, str] | None = None) -> dict[str, Any] | None:
+        """The `answer_facts` fields, or `None` when no answer streamed in this run.
+
+        Args:
+            answered_by: The role and model of the node that set the answer, for a call
+                that sent no `model_usage`.
+        """
         if self._first is None:
             return None
-        usage = self._usage or {}
+        usage = self._usage
+        if usage is None:
+            role, model = answered_by or ("", "")
+            usage = {"role": role, "model": model}
         counted = usage.get("output_tokens")
         by_server = isinstance(counted, int) and counted > 0
         tokens = counted if isinstance(counted, int) and by_server else self._pieces

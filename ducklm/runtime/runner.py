@@ -38,6 +38,7 @@ from ducklm.graph.context import DuckContext
 from ducklm.graph.state import DuckState
 from ducklm.kit.events import UNAUDITED, Event, EventType, RunStatus, done_fields, event
 from ducklm.models.errors import describe_failure
+from ducklm.models.roles import RoleName
 from ducklm.runtime.answer_facts import AnswerClock
 from ducklm.runtime.audit_buffer import AuditBuffer
 from ducklm.runtime.channel import GraphChunk, RunChannel
@@ -153,6 +154,8 @@ class _Run:
         self.buffer = AuditBuffer(stores.audit, thread_id, self.run_id)
         self.clock = AnswerClock()
         """The answer's timing, model and tokens, for `answer_facts`."""
+        self.answered_by: str | None = None
+        """The node that set the answer (`thinker`, or `action` answering natively)."""
 
     async def record(self, type_: EventType | str, data: dict[str, Any]) -> Event:
         """Stamp and write an event now (the first and the last of a run)."""
@@ -244,7 +247,7 @@ async def stream_run(
         log.exception("run %s on thread %s failed", run.run_id, thread_id)
         run.status, run.error = "failed", await describe_failure(exc, context.settings)
         yield run.note("error", {"message": run.error, "fatal": True})
-    if (facts := run.clock.fields()) is not None:
+    if (facts := run.clock.fields(_answered_by(context, run.answered_by))) is not None:
         yield run.note("answer_facts", facts)
     review = _review_of(run) if reviews is not None else None
     done = await _finish(run, review)
@@ -510,11 +513,19 @@ def _translate(run: _Run, chunk: Any) -> list[Event]:
     if "__interrupt__" in chunk:
         run.status = "interrupted"
         return [question_event(i) for i in chunk["__interrupt__"]]
-    for update in chunk.values():  # the thinker, or the action role when it answered
+    for node, update in chunk.items():  # the thinker, or the action role when it answered
         if isinstance(update, dict) and update.get("final"):
-            run.answer = update["final"]
+            run.answer, run.answered_by = update["final"], str(node)
             run.review_due = bool(update.get("review_due"))
     return []
+
+
+def _answered_by(context: DuckContext, node: str | None) -> tuple[str, str] | None:
+    """The role and model of the node that set the answer (`answer_facts`' fallback)."""
+    if node not in ("thinker", "action"):
+        return None
+    role: RoleName = "thinker" if node == "thinker" else "action"
+    return role, context.models.config(role).model
 
 
 def question_event(item: Interrupt) -> Event:

@@ -48,6 +48,13 @@ def test_without_usage_the_pieces_count_and_no_model_is_named() -> None:
     assert facts_text(facts).startswith("no model (a tool's result) · first token ")
 
 
+def test_a_call_that_said_nothing_is_named_by_the_answering_role() -> None:
+    clock = AnswerClock()
+    clock.see("token", {"text": "Hi"})
+    facts = clock.fields(("thinker", "local"))
+    assert facts is not None and (facts["role"], facts["model"]) == ("thinker", "local")
+
+
 def test_the_facts_in_words() -> None:
     facts = {"model": "m", "first_token_s": 0.25, "tokens": 40, "tokens_per_s": 20.0,
              "cut": "length", "prompt_cut": False}  # fmt: skip

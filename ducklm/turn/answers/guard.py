@@ -23,7 +23,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from ducklm.graph.state import DuckState
-from ducklm.kit.events import TokenSender
+from ducklm.kit.events import TokenSender, emit
 from ducklm.turn.answers.direct import direct_answer
 from ducklm.turn.answers.scaffolding import (
     BUNDLED,
@@ -49,6 +49,8 @@ def answer_directly(node: Node) -> Node:
         if text is None:
             return await node(state, runtime)
         await TokenSender(runtime).send(text)
+        # No model spoke it: the answer's facts name none (`ducklm.runtime.answer_facts`).
+        emit(runtime, "model_usage", role="tool", model="", output_tokens=None, input_tokens=None)
         return {
             "messages": [AIMessage(content=text)],
             "final": text,
