@@ -652,6 +652,8 @@ class DuckLM:
         except BaseException:
             await conversations.delete(target)
             raise
+        # The copy answers with the model its source does.
+        await self._chosen_models.set(target, await self._chosen_models.get(source))
         return True
 
     async def reindex_episodes(self, progress: Callable[[int, int], None] | None = None) -> int:

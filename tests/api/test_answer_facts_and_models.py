@@ -160,3 +160,17 @@ async def test_the_header_says_when_the_kept_server_restarts_or_is_down(
     )
     assert refused.status_code == 503
     assert "cannot check the model 'bigger'" in refused.json()["detail"]
+
+
+async def test_a_copied_thread_answers_with_its_sources_model(
+    served: Served, llm: ScriptedLLM
+) -> None:
+    llm.models = ["scripted", "bigger"]
+    conversation = await _new_conversation(served)
+    llm.script(reply("Hello."))
+    await _send(served, conversation, "hi")
+    await served.client.put(f"/v1/conversations/{conversation}/model", json={"model": "bigger"})
+    copied = await served.client.post(f"/threads/{conversation}/copy")
+    assert copied.status_code == 200, copied.text
+    copy = copied.json()["thread_id"]
+    assert (await served.client.get(f"/v1/conversations/{copy}/model")).json()["model"] == "bigger"
