@@ -189,22 +189,22 @@ class TaskHub:
 
     async def start(
         self,
-        typed: bool = False,
         message: str,
         *,
         thread_id: str | None,
-        `typed`: the person typed it, so its MCP prompt and mentions are expanded
-        (`DuckLM.send`); other callers' messages run as they are.
-
         workspace: str | None,
         critic: bool,
-            TypedInputError: (`typed`) what it names of an MCP server cannot be used.
         memory: bool,
+        typed: bool = False,
     ) -> LiveTask:
         """Start `message` as a new task on `thread_id` (a new thread when `None`).
 
+        `typed`: the person typed it, so its MCP prompt and mentions are expanded
+        (`DuckLM.send`); other callers' messages run as they are.
+
         Raises:
             ThreadBusy: The thread runs, or its last task waits for an answer.
+            TypedInputError: (`typed`) what it names of an MCP server cannot be used.
         """
         task_id = new_task_id()
         if thread_id is None:  # a new thread: nothing of it can be waiting

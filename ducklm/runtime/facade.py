@@ -89,11 +89,11 @@ from ducklm.undo import UndoError, UndoResult
 from ducklm.undo.service import UNDO_OFF
 
 log = logging.getLogger(__name__)
-
 WAITS_FOR_ANSWER = (
     "conversation {thread_id!r} waits for an answer to its question: answer it before "
     "attaching a resource of an untrusted MCP server"
 )
+
 
 class NotWaitingError(LookupError):
     """A resume for a thread that is not paused at a question."""

@@ -65,10 +65,10 @@ class TaskRef:
     message: str | None = None
     bump_conversation: bool = False
     workspace: str | None = None
-
     opening: tuple[Event, ...] = ()
     """Events the door tells right after `run_started`: what the run brings
     (`message_sent`, and `conversation_untrusted` for an untrusted attachment)."""
+
 
 @dataclass(frozen=True)
 class ReviewRef:
@@ -227,6 +227,8 @@ async def stream_run(
     """
     run = _Run(thread_id, task, stores, observer=observer)
     yield await _start(run)
+    for item in task.opening:
+        yield run.note(item["type"], {k: v for k, v in item.items() if k != "type"})
     options = options or GraphOptions(checkpoint_id=checkpoint_id)
     try:
         # The input is a dict or a Command; the graph coerces it to its input schema.
@@ -235,8 +237,6 @@ async def stream_run(
         )
         async with contextlib.aclosing(graph_run) as items:
             async for item in items:
-    for item in task.opening:
-        yield run.note(item["type"], {k: v for k, v in item.items() if k != "type"})
                 yield item
     except asyncio.CancelledError:
         run.status = "cancelled"
