@@ -30,8 +30,15 @@ async def test_conversation_lifecycle(served: Served, llm: ScriptedLLM) -> None:
     tasks = (await client.get("/v1/tasks", params={"conversation_id": created["id"]})).json()
     assert [t["message"] for t in tasks] == ["pack"]
     events = (await client.get(f"/v1/tasks/{tasks[0]['task_id']}/events")).json()
-    # tokens are not audited
-    types = ["run_started", "route_decided", "action_decided", "done"]
+    # tokens are not audited; what the answer cost and took is (model_usage, answer_facts)
+    types = [
+        "run_started",
+        "route_decided",
+        "model_usage",
+        "action_decided",
+        "answer_facts",
+        "done",
+    ]
     assert [e["type"] for e in events] == types
     assert (await client.delete(f"/v1/conversations/{created['id']}")).status_code == 204
     assert (await client.get(f"/v1/conversations/{created['id']}")).status_code == 404
