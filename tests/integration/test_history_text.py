@@ -29,6 +29,9 @@ async def test_history_shows_answers_and_a_failed_turn_with_its_error(
     shown = await run_cli("history", "H1", env=env, cwd=tmp_path)
     assert shown.code == 0, shown.stderr
     lines = shown.stdout.splitlines()
-    assert lines[:3] == ["you: hi", "duck: Hello.", "you: and now?"]
-    (failed,) = lines[3:]
+    assert lines[:2] == ["you: hi", "duck: Hello."]
+    # The answer's facts: which model answered, how soon, how many tokens.
+    assert lines[2].startswith("  (local · first token ") and lines[2].endswith(" tokens)")
+    assert lines[3] == "you: and now?"
+    (failed,) = lines[4:]
     assert failed.startswith("  failed: ") and len(failed) > len("  failed: ")
