@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ducklm.config.settings import Settings
 from ducklm.mcp.config import ServerSpec, load_mcp_config
+from ducklm.mcp.connect import forget_sign_in
 
 if TYPE_CHECKING:
     from ducklm.mcp.server import McpServer
@@ -51,7 +52,7 @@ def add_login_commands(msub: Any) -> None:
 async def cmd_mcp_login(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm mcp login NAME`."""
     server = await _server(settings, args.name, browser=not args.no_browser)
-    await _forget(server)
+    await forget_sign_in(server)
     await server.ensure()
     try:
         if server.session is None:
@@ -68,7 +69,7 @@ async def cmd_mcp_login(settings: Settings, args: argparse.Namespace) -> int:
 async def cmd_mcp_logout(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm mcp logout NAME`."""
     server = await _server(settings, args.name, browser=False)
-    forgot = await _forget(server)
+    forgot = await forget_sign_in(server)
     line = LOGGED_OUT if forgot else NOTHING_STORED
     print(line.format(name=args.name, path=server.token_path))
     return 0
@@ -112,9 +113,3 @@ def _has_display() -> bool:
     return sys.platform == "darwin" or bool(
         os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
     )
-
-
-async def _forget(server: McpServer) -> bool:
-    from ducklm.mcp.oauth.storage import FileTokenStorage  # noqa: PLC0415  it imports the SDK
-
-    return await FileTokenStorage(server.token_path, server.spec.url or "").clear()

@@ -122,7 +122,7 @@ class Connections:
         """
         server = self._connectable(name)
         await self._cancel(name)  # a second Connect replaces the first: its state dies
-        await _forget(server)
+        await forget_sign_in(server)
         callback = RelayedCallback(redirect_uri)
         shown: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
@@ -240,7 +240,12 @@ async def _sign_in(server: McpServer, helper: McpServer) -> str | None:
     return None if server.session is not None else server.error or server.state
 
 
-async def _forget(server: McpServer) -> None:
+async def forget_sign_in(server: McpServer) -> bool:
+    """Forget `server`'s tokens and client registration; whether there were any.
+
+    A sign-in starts afresh this way, from the web chat's Connect and `ducklm mcp login`
+    alike, and `ducklm mcp logout` is this alone.
+    """
     from ducklm.mcp.oauth.storage import FileTokenStorage  # noqa: PLC0415  it imports the SDK
 
-    await FileTokenStorage(server.token_path, server.spec.url or "").clear()
+    return await FileTokenStorage(server.token_path, server.spec.url or "").clear()

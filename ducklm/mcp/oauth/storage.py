@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
 
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
-from ducklm.stores.private import create_private_file
+from ducklm.stores.private import replace_private_file
 
 
 class FileTokenStorage:
@@ -78,9 +77,7 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 def _save(path: Path, stored: dict[str, Any]) -> None:
-    spare = create_private_file(path.with_name(f".{path.name}.new"))
-    spare.write_text(json.dumps(stored, indent=1), encoding="utf-8")
-    os.replace(spare, path)
+    replace_private_file(path, json.dumps(stored, indent=1))
 
 
 def _remove(path: Path) -> bool:
