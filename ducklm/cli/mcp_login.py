@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 from ducklm.config.settings import Settings
 from ducklm.mcp.config import ServerSpec, load_mcp_config
-from ducklm.mcp.connect import forget_sign_in
 
 if TYPE_CHECKING:
     from ducklm.mcp.server import McpServer
@@ -51,6 +50,8 @@ def add_login_commands(msub: Any) -> None:
 
 async def cmd_mcp_login(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm mcp login NAME`."""
+    from ducklm.mcp.connect import forget_sign_in  # noqa: PLC0415  loaded when used, as below
+
     server = await _server(settings, args.name, browser=not args.no_browser)
     await forget_sign_in(server)
     await server.ensure()
@@ -68,6 +69,8 @@ async def cmd_mcp_login(settings: Settings, args: argparse.Namespace) -> int:
 
 async def cmd_mcp_logout(settings: Settings, args: argparse.Namespace) -> int:
     """`ducklm mcp logout NAME`."""
+    from ducklm.mcp.connect import forget_sign_in  # noqa: PLC0415  loaded when used, as below
+
     server = await _server(settings, args.name, browser=False)
     forgot = await forget_sign_in(server)
     line = LOGGED_OUT if forgot else NOTHING_STORED
