@@ -61,6 +61,9 @@ class ConsolePrinter:
     def _on_tool_call_started(self, item: Event) -> None:
         self._note(f"-> {item['tool']}({_args(item['args'])})")
 
+    def _on_tool_progress(self, item: Event) -> None:
+        self._note(f"   {item['tool']}: {progress_words(item)}")
+
     def _on_tool_call_finished(self, item: Event) -> None:
         mark = {"success": "ok", "unknown": "outcome unknown"}.get(item["status"], "failed")
         first = (item.get("output") or "").strip().splitlines()[:1]
@@ -191,6 +194,18 @@ async def print_run(stream: AsyncIterator[Event], printer: ConsolePrinter) -> in
         if item["type"] == "done":
             status = item["status"]
     return EXIT_CODES.get(status, EXIT_CODES["failed"])
+
+
+def progress_words(item: Event) -> str:
+    """A `tool_progress` event in words: "step 3 of 10: reading", "42%", "3 done"."""
+    done, total = item.get("progress") or 0, item.get("total")
+    if total:
+        # A server counting steps says "3 of 10"; one counting fractions reads as percent.
+        steps = float(done).is_integer() and float(total).is_integer() and total > 1
+        said = f"step {done:g} of {total:g}" if steps else f"{100 * done / total:.0f}%"
+    else:
+        said = f"{done:g} done"
+    return f"{said}: {item['message']}" if item.get("message") else said
 
 
 def _args(args: dict[str, Any]) -> str:

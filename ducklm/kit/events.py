@@ -35,6 +35,7 @@ EventType = Literal[
     "answer_facts",
     "reasoning",
     "tool_call_started",
+    "tool_progress",
     "tool_call_finished",
     "workspace_checkpoint",
     "undo_applied",
@@ -65,8 +66,9 @@ QUESTION_EVENTS: frozenset[EventType] = frozenset(
 """The events that put a paused run's question to the person (`runner.question_event`)."""
 
 # Token-level events are the answer itself, which the checkpoint already holds: auditing
-# each one would write a row per token.
-UNAUDITED: frozenset[str] = frozenset({"token", "reasoning"})
+# each one would write a row per token. A call's progress is live only: its outcome is
+# in `tool_call_finished`, and a server may report progress many times a second.
+UNAUDITED: frozenset[str] = frozenset({"token", "reasoning", "tool_progress"})
 
 Event = dict[str, Any]
 

@@ -26,11 +26,12 @@ from ducklm.tools.coder_tools import CODER_TOOL_NAMES
 from ducklm.tools.errors import ToolError
 from ducklm.tools.file_threads import deadline_args
 from ducklm.tools.hitl import AllowForever, Reject, ServerQuestion
-from ducklm.tools.mcp_info import McpToolInfo, event_fields, mcp_info
+from ducklm.tools.mcp_info import McpToolInfo, event_fields, mcp_info, progress_listener
 from ducklm.tools.policy import PolicyEnv, may_change_workspace
 from ducklm.tools.shell import ShellEnv
 from ducklm.turn.coding.proposals import Proposal
 from ducklm.turn.tool_step.plan import DecidedCall
+from ducklm.turn.tool_step.progress import progress_events
 from ducklm.turn.tool_step.repeats import DECLINED, repeat_message
 from ducklm.turn.tool_step.sampling import role_sampler, sampled_event
 from ducklm.undo.step import StepCheckpoint
@@ -149,11 +150,13 @@ async def _outcome(
         # The policy judged the overwrite (the person approved it, or the rule allows it).
         args = {**args, "overwrite": True}
     if (info := mcp_info(tool)) is not None:  # the server's own arguments, nothing injected
-        asks = _call_asks(info, item.planned.call["id"] or "", runtime, answered)
-        token = call_asks.set(asks)
+        call_id = item.planned.call["id"] or ""
+        token = call_asks.set(_call_asks(info, call_id, runtime, answered))
+        heard = progress_listener.set(progress_events(runtime, call_id, info))
         try:
             return await _invoke(tool, item.planned.call, args)
         finally:
+            progress_listener.reset(heard)
             call_asks.reset(token)
     injected = {"workspace": env.workspace, **deadline_args(tool.name, runtime.context.settings)}
     return await _invoke(tool, item.planned.call, {**args, **injected})
