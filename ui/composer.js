@@ -3,6 +3,10 @@
 
 const OPTIONS_KEY = "ducklm.options";
 const MAX_ROWS_PX = 240;
+// Below this width (the phone layout of style.css) the keys' hint in the placeholder
+// would be cut, and a phone's keyboard has no Shift+Enter anyway: the short one fits.
+const NARROW_SCREEN = "(max-width: 760px)";
+const SHORT_PLACEHOLDER = "Message DuckLM";
 
 const HINTS = {
   idle: "",
@@ -35,10 +39,21 @@ export class Composer {
       }
     });
     this.input.addEventListener("input", () => this.autosize());
+    this.fitPlaceholder(window.matchMedia(NARROW_SCREEN));
     this.stop.addEventListener("click", () => onStop());
     for (const box of [this.critic, this.memory]) {
       box.addEventListener("change", () => this.saveOptions());
     }
+  }
+
+  /** The page's placeholder on a wide screen, the short one on a narrow one, kept on resize. */
+  fitPlaceholder(narrow) {
+    const wide = this.input.placeholder;
+    const fit = () => {
+      this.input.placeholder = narrow.matches ? SHORT_PLACEHOLDER : wide;
+    };
+    narrow.addEventListener("change", fit);
+    fit();
   }
 
   submit() {

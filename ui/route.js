@@ -1,15 +1,21 @@
-// The router's decision (`route_decided`) as one small line: chips for what the turn
-// uses, and the router's reasons behind a collapsed "why".
+// The router's decision (`route_decided`) as one small line: chips in plain words for what
+// the turn uses (ui/words.js), and the router's reasons behind a collapsed "why?".
 
 import { h } from "./dom.js";
+import { ROUTE_DECISIONS, ROUTE_DIRECT, shortcutChip } from "./words.js";
 
-/** The decisions in the order of the event's `reasons`, with their labels. */
-const DECISIONS = [
-  { key: "recall", label: "Recall", name: "Recall memory" },
-  { key: "plan", label: "Planned", name: "Plan" },
-  { key: "coder", label: "Coder", name: "Coder" },
-  { key: "critique", label: "Critique", name: "Critique" },
-];
+/** One chip; its title names the router's own decision, for whoever wants the term. */
+function chip(text, term) {
+  return h("span", { class: "route-chip", testid: "route-chip", text, title: term });
+}
+
+/** The chips: the decisions taken, the rule-made call if any, else "answered directly". */
+function routeChips(event) {
+  const chips = ROUTE_DECISIONS.filter((d) => event[d.key]).map((d) => chip(d.chip, `${d.key}: yes`));
+  // The rules made the call themselves: say which tool (or none), like the decisions.
+  if (event.shortcut) chips.push(chip(shortcutChip(event.shortcut.tool), `shortcut: ${event.shortcut.tool}`));
+  return chips.length ? chips : [chip(ROUTE_DIRECT, "no recall, plan, coder or critique")];
+}
 
 /**
  * The `<details>` line for a `route_decided` event (collapsed by default).
@@ -20,33 +26,23 @@ const DECISIONS = [
  * @returns {HTMLElement}
  */
 export function routeLine(event) {
-  const chosen = DECISIONS.filter((d) => event[d.key]);
-  const chips = chosen.length
-    ? chosen.map((d) => h("span", { class: "route-chip", testid: "route-chip", text: d.label }))
-    : [h("span", { class: "route-chip", testid: "route-chip", text: "Direct" })];
-  if (event.shortcut) {
-    // The rules made the call themselves: say which tool, and why, like the decisions.
-    // "answer" is their word for no call at all: the thinker answers.
-    const tool = event.shortcut.tool === "answer" ? "no tool" : event.shortcut.tool;
-    const text = `Shortcut: ${tool}`;
-    chips.push(h("span", { class: "route-chip", testid: "route-chip", text }));
-  }
   const undecided = new Set(event.undecided ?? []);
-  const reasons = DECISIONS.map((d, index) => h(
+  const reasons = ROUTE_DECISIONS.map((d, index) => h(
     "li",
     { dataset: { decision: d.key, chosen: String(Boolean(event[d.key])) } },
-    h("span", { class: "route-decision", text: `${d.name}: ${event[d.key] ? "yes" : "no"}` }),
+    h("span", { class: "route-decision", text: `${d.name} (${d.key}): ${event[d.key] ? "yes" : "no"}` }),
     undecided.has(d.key) ? " (undecided: the safe default)" : null,
     ` — ${event.reasons?.[index] ?? ""}`,
   ));
   if (event.shortcut) {
     reasons.push(h("li", { dataset: { decision: "shortcut", chosen: "true" } },
-      h("span", { class: "route-decision", text: "Shortcut: yes" }), ` — ${event.shortcut.reason}`));
+      h("span", { class: "route-decision", text: `A rule chose the tool (shortcut: ${event.shortcut.tool})` }),
+      ` — ${event.shortcut.reason}`));
   }
   return h(
     "details",
     { class: "route", testid: "route" },
-    h("summary", {}, h("span", { class: "route-why", text: "Why" }), ...chips),
+    h("summary", {}, ...routeChips(event), h("span", { class: "route-why", text: "why?" })),
     h("ul", { class: "route-reasons", testid: "route-reasons" }, ...reasons),
   );
 }

@@ -10,9 +10,10 @@ import { showError } from "./notify.js";
 
 const POLL_MS = 1000;
 const WARMUP_POLL_MS = 2000;
-const LOADING = "Loading the embedding model: answers go without recall until it is ready.";
+// In words for people; the title keeps the terms (embedding model, critic, memory policy).
+const LOADING = "Memory is getting ready: answers do not use it until then.";
 const REVIEW_TEXT = {
-  reviewing: "Reviewing the last answer (critic and memory)…",
+  reviewing: "Reviewing the last answer: checking it, and what to remember…",
   waiting: "The review of the last answer waits until the conversation is idle.",
 };
 
@@ -40,10 +41,12 @@ export class StatusLine {
     }
     if (state === "loading") {
       this.warmup.textContent = LOADING;
+      this.warmup.title = "The embedding model that memory search needs is loading.";
       this.warmup.hidden = false;
       setTimeout(() => this.watchWarmup(), WARMUP_POLL_MS);
     } else if (state.startsWith("failed")) {
-      this.warmup.textContent = `The embedding model did not load (${state}): answers go without recall.`;
+      this.warmup.textContent = "Memory could not start: answers do not use it.";
+      this.warmup.title = `The embedding model did not load (${state}).`;
       this.warmup.hidden = false;
     } else {
       this.warmup.hidden = true;
@@ -74,6 +77,7 @@ export class StatusLine {
     this.review.hidden = state === "idle";
     this.review.dataset.state = state;
     this.reviewText.textContent = REVIEW_TEXT[state] ?? "";
+    this.reviewText.title = state === "idle" ? "" : "The critic and the memory policy";
   }
 
   async skipReview() {
