@@ -5,7 +5,8 @@ resource) and maybe `structuredContent`. The model gets one text that says what 
 there: text blocks apart, each other block a bracketed line naming its kind; images,
 audio and blobs are saved (0600) under `<data dir>/mcp/media/` and named by their path,
 so the model can refer to them and the person can open them. The events get the same
-blocks as small dicts (`parts`, paths instead of bytes: the audit keeps every event).
+blocks as small dicts (`parts`, paths instead of bytes: the audit keeps every event); a
+saved file's `file` is the name the web chat shows it by (`media.py`).
 """
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ def _media(kind: str, mime: str, data: str, media_dir: Path) -> tuple[str, dict[
         return BAD_MEDIA.format(kind=kind, mime=mime), {"type": kind, "mime_type": mime}
     path = _save(raw, mime, media_dir)
     text = MEDIA.format(kind=kind, mime=mime, size=len(raw), path=path)
-    return text, {"type": kind, "mime_type": mime, "path": str(path), "size": len(raw)}
+    part = {"type": kind, "mime_type": mime, "path": str(path), "file": path.name}
+    return text, {**part, "size": len(raw)}
 
 
 def _link(block: Any) -> tuple[str, dict[str, Any]]:

@@ -32,6 +32,7 @@ from langchain_core.tools import BaseTool
 from ducklm.mcp.asks import CallAsks
 from ducklm.mcp.config import ServerSpec
 from ducklm.mcp.errors import authorization_words, failure_words
+from ducklm.mcp.media import media_folder
 from ducklm.mcp.resources import resource_tools
 from ducklm.mcp.tools import adapt_tool
 from ducklm.stores.private import create_private_file
@@ -72,7 +73,7 @@ class McpServer:
         self.tools: list[BaseTool] = []
         self._workspace = workspace
         self._log_path = log_dir / f"{spec.name}.log"
-        self.media_dir = log_dir / "media"
+        self.media_dir = media_folder(log_dir)
         """Where images, audio and blobs from its results are saved."""
         self.token_path = log_dir / "oauth" / f"{spec.name}.json"
         """Its OAuth tokens and client registration (`oauth/storage.py`)."""

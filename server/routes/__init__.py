@@ -8,6 +8,7 @@ from ducklm.server.deps import known_query_values
 from ducklm.server.responses import GUARDED, errors
 from ducklm.server.routes import (
     approvals,
+    branches,
     chat,
     conversation_model,
     conversations,
@@ -16,6 +17,7 @@ from ducklm.server.routes import (
     learning,
     mcp,
     mcp_connect,
+    mcp_media,
     memory,
     models,
     review,
@@ -35,6 +37,7 @@ def api_routers() -> list[APIRouter]:
         chat,
         tasks,
         conversations,
+        branches,
         conversation_model,
         exports,
         files,
@@ -48,6 +51,7 @@ def api_routers() -> list[APIRouter]:
         status,
         mcp,
         mcp_connect,
+        mcp_media,
     ):
         guarded.include_router(module.router)
     return [guarded]
