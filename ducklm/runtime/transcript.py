@@ -10,7 +10,7 @@ two: one `Exchange` per message of the person, with its task's facts. The web ch
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
@@ -51,10 +51,18 @@ class Exchange:
 
 
 async def read_transcript(
-    stores: RunStores, thread_id: str, messages: Sequence[AnyMessage]
+    stores: RunStores,
+    thread_id: str,
+    messages: Sequence[AnyMessage],
+    *,
+    hidden: Collection[str] = (),
 ) -> list[Exchange]:
-    """The exchanges of `thread_id` whose checkpointed `messages` are given, oldest first."""
-    tasks = await stores.tasks.list(thread_id, limit=TASKS_SHOWN)
+    """The exchanges of `thread_id` whose checkpointed `messages` are given, oldest first.
+
+    `hidden`: tasks left out (they answered on another branch, `runtime.branches`).
+    """
+    listed = await stores.tasks.list(thread_id, limit=TASKS_SHOWN)
+    tasks = [task for task in listed if task.task_id not in hidden]
     events = [record.data for record in await stores.audit.list(thread_id)]
     return build_transcript(messages, tasks[::-1], events)
 

@@ -1,0 +1,242 @@
+"""A conversation's branches, read from its checkpoint tree (LangGraph time travel).
+
+A person's message starts a turn at an `input` checkpoint whose parent is the
+checkpoint before the message: its fork point. Regenerating a message or editing it
+runs the graph again from that fork point with the message (the same text, or the new
+one), so every version of a message is an `input` checkpoint under the same fork point.
+The first message of a thread has no parent: its own `input` checkpoint is the fork
+point (a new input there discards the old one's pending start, as LangGraph does for
+any new input).
+
+The thread's head is its newest checkpoint, as for every LangGraph client. Switching to
+another version copies that version's newest checkpoint (`as_node="__copy__"`, a `fork`
+checkpoint), so the branch shown is the head: a reload, the Agent Protocol door and the
+next message all see it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.messages import AnyMessage, HumanMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from ducklm.runtime.states import thread_config
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import CheckpointTuple
+
+    from ducklm.graph.builder import DuckGraph
+    from ducklm.stores.runs import Runs
+
+
+class BranchError(LookupError):
+    """The thread has no such turn or version (the message says which)."""
+
+
+@dataclass(frozen=True)
+class Point:
+    """One checkpoint, as the tree needs it."""
+
+    checkpoint_id: str
+    parent_id: str | None
+    source: str | None
+    """LangGraph's `source`: `input` (a message starts a turn), `loop`, `update`, `fork`."""
+    run_id: str | None
+    """The DuckLM run that wrote it (the runner puts it in the run's metadata)."""
+
+
+@dataclass(frozen=True)
+class Version:
+    """One version of a message: its turn's `input` checkpoint, and the task it ran as."""
+
+    checkpoint_id: str
+    task_id: str | None
+
+
+@dataclass(frozen=True)
+class BranchTurn:
+    """A message on the branch shown, with every version of it."""
+
+    checkpoint_id: str
+    """The `input` checkpoint of the version shown."""
+    fork_point: str
+    """The checkpoint every version starts from (the one before the message)."""
+    task_id: str | None
+    versions: list[Version]
+    """Oldest first; the version shown is `versions[index]`."""
+    index: int
+
+
+class CheckpointTree:
+    """The checkpoints of one thread, linked by their parents."""
+
+    def __init__(self, points: Iterable[Point]) -> None:
+        self._points = {point.checkpoint_id: point for point in points}
+        # Checkpoint ids are time-ordered (uuid6), so the largest id is the newest.
+        self.head = max(self._points, default=None)
+
+    def chain(self, checkpoint_id: str | None = None) -> list[Point]:
+        """The checkpoints from the root to `checkpoint_id` (the head by default)."""
+        chain: list[Point] = []
+        found = self._points.get(checkpoint_id or self.head or "")
+        while found is not None:
+            chain.append(found)
+            found = self._points.get(found.parent_id or "")
+        return chain[::-1]
+
+    def fork_point(self, point: Point) -> str:
+        """Where a new version of the turn `point` starts (`point` is an `input` checkpoint)."""
+        return point.parent_id or point.checkpoint_id
+
+    def turns(self, run_tasks: dict[str, str]) -> list[BranchTurn]:
+        """The messages of the branch shown, oldest first, each with its versions.
+
+        Args:
+            run_tasks: Run id -> task id, for the thread's runs.
+        """
+        inputs = [p for p in self._points.values() if p.source == "input"]
+        turns: list[BranchTurn] = []
+        for point in self._shown_inputs():
+            fork = self.fork_point(point)
+            siblings = sorted(
+                (p for p in inputs if self.fork_point(p) == fork), key=lambda p: p.checkpoint_id
+            )
+            versions = [Version(p.checkpoint_id, run_tasks.get(p.run_id or "")) for p in siblings]
+            index = [v.checkpoint_id for v in versions].index(point.checkpoint_id)
+            turns.append(
+                BranchTurn(point.checkpoint_id, fork, versions[index].task_id, versions, index)
+            )
+        return turns
+
+    def _shown_inputs(self) -> list[Point]:
+        """The `input` checkpoints of the branch shown, one per message.
+
+        A new version of the first message is a child of the first version's `input`
+        checkpoint, so both are on the chain: the later one is the version shown.
+        """
+        chain = [p for p in self.chain() if p.source == "input"]
+        return [
+            point
+            for point, after in zip(chain, [*chain[1:], None], strict=True)
+            if after is None or self.fork_point(after) != self.fork_point(point)
+        ]
+
+    def turn(self, checkpoint_id: str) -> Point:
+        """The `input` checkpoint `checkpoint_id`.
+
+        Raises:
+            BranchError: The thread has no such message.
+        """
+        point = self._points.get(checkpoint_id)
+        if point is None or point.source != "input":
+            raise BranchError(f"no message starts at checkpoint {checkpoint_id!r}")
+        return point
+
+    def newest_under(self, checkpoint_id: str) -> str:
+        """The newest checkpoint descending from `checkpoint_id` (itself if none is newer)."""
+        children: dict[str, list[str]] = {}
+        for point in self._points.values():
+            children.setdefault(point.parent_id or "", []).append(point.checkpoint_id)
+        newest, todo = checkpoint_id, [checkpoint_id]
+        while todo:
+            found = todo.pop()
+            newest = max(newest, found)
+            todo += children.get(found, [])
+        return newest
+
+    def first_step(self, point: Point) -> str | None:
+        """The checkpoint after the `input` checkpoint `point` (where its message is stored)."""
+        return next(
+            (
+                p.checkpoint_id
+                for p in self._points.values()
+                if p.parent_id == point.checkpoint_id and p.source == "loop"
+            ),
+            None,
+        )
+
+    def off_branch_tasks(self, run_tasks: dict[str, str]) -> set[str]:
+        """The tasks none of whose checkpoints is on the branch shown."""
+        shown = {run_tasks.get(p.run_id or "") for p in self.chain()}
+        written = {run_tasks.get(p.run_id or "") for p in self._points.values()}
+        return {task for task in written - shown if task}
+
+
+class Branches:
+    """The branches of the threads `graph` checkpoints, and the tasks that wrote them."""
+
+    def __init__(self, graph: DuckGraph, runs: Runs) -> None:
+        self._graph = graph
+        self._runs = runs
+
+    async def turns(self, thread_id: str) -> list[BranchTurn]:
+        """The messages of the branch shown, each with its versions, oldest first."""
+        tree, run_tasks = await self._read(thread_id)
+        return tree.turns(run_tasks)
+
+    async def off_branch_tasks(self, thread_id: str) -> set[str]:
+        """The tasks of `thread_id` that answered on another branch than the one shown."""
+        tree, run_tasks = await self._read(thread_id)
+        return tree.off_branch_tasks(run_tasks)
+
+    async def fork_of(self, thread_id: str, checkpoint_id: str) -> tuple[str, str]:
+        """Where a new version of the message at `checkpoint_id` starts, and its text.
+
+        Raises:
+            BranchError: No message starts there, or its text was never stored.
+        """
+        tree, _ = await self._read(thread_id)
+        point = tree.turn(checkpoint_id)
+        step = tree.first_step(point)
+        snapshot = await self._graph.aget_state(thread_config(thread_id, step)) if step else None
+        humans = [] if snapshot is None else _human_texts(snapshot.values.get("messages", []))
+        if not humans:
+            raise BranchError(f"the message at checkpoint {checkpoint_id!r} was never stored")
+        return tree.fork_point(point), humans[-1]
+
+    async def switch(self, thread_id: str, checkpoint_id: str) -> str:
+        """Show the version whose message starts at `checkpoint_id`; the new head's id.
+
+        The caller holds the thread. The version's newest checkpoint is copied as the
+        head (LangGraph's `__copy__`), unless it is the head already.
+
+        Raises:
+            BranchError: No message starts at `checkpoint_id`.
+        """
+        tree, _ = await self._read(thread_id)
+        newest = tree.newest_under(tree.turn(checkpoint_id).checkpoint_id)
+        if newest == tree.head:
+            return newest
+        config = await self._graph.aupdate_state(
+            thread_config(thread_id, newest), None, as_node="__copy__"
+        )
+        return str(config["configurable"]["checkpoint_id"])
+
+    async def _read(self, thread_id: str) -> tuple[CheckpointTree, dict[str, str]]:
+        saver = self._graph.checkpointer
+        assert isinstance(saver, BaseCheckpointSaver)  # compiled with one by `DuckLM.open`
+        runs = await self._runs.for_thread(thread_id)
+        return await read_tree(saver, thread_id), {r.run_id: r.task_id for r in runs}
+
+
+def _human_texts(messages: list[AnyMessage]) -> list[str]:
+    return [m.text for m in messages if isinstance(m, HumanMessage)]
+
+
+async def read_tree(saver: BaseCheckpointSaver[Any], thread_id: str) -> CheckpointTree:
+    """The checkpoint tree of `thread_id` (empty for an unknown thread)."""
+    return CheckpointTree([_point(found) async for found in saver.alist(thread_config(thread_id))])
+
+
+def _point(found: CheckpointTuple) -> Point:
+    parent = (found.parent_config or {}).get("configurable", {}).get("checkpoint_id")
+    metadata: dict[str, Any] = dict(found.metadata or {})
+    return Point(
+        str(found.config["configurable"]["checkpoint_id"]),
+        str(parent) if parent else None,
+        metadata.get("source"),
+        metadata.get("run_id"),
+    )
