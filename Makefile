@@ -45,11 +45,12 @@ typecheck: install
 # a group of cases sharing one server, `xdist_group`, stays on one process). It stays 0
 # (one process) by default: on this project's 2-core machine, 4 processes were no faster
 # and a timing-bound case that passes alone failed beside them (2026-12-03); use it where
-# there are more cores than 2.
+# there are more cores than 2. The 30 slowest cases are printed last, where the CI log's
+# tail shows them: they are where the suite's time goes.
 TEST_WORKERS ?= 0
 test: test-system lint typecheck
 	DUCK_TEST_DATABASE_URL="$${DUCK_TEST_DATABASE_URL:-$$(scripts/test-postgres.sh || true)}" \
-		$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
+		$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=30
 
 bench: install
 	$(PY) scripts/bench/turn_overhead.py
