@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from blockbuster import BlockBuster, blockbuster_ctx
+from langgraph_sdk.client import LangGraphClient
 
 from ducklm.config.settings import Settings, load_settings
 from ducklm.learning.skills import default_skills_dir
@@ -17,7 +18,8 @@ from tests.support.fake_sudo import install_fake_sudo
 from tests.support.postgres import fresh_schema, require_postgres
 from tests.support.role_script import RoleScript
 from tests.support.scripted_llm import ScriptedLLM
-from tests.support.server import Served, serve
+from tests.support.server import Served, sdk_client, serve
+from tests.support.webhook_receiver import Receiver, webhook_receiver
 
 
 @pytest.fixture(autouse=True)
@@ -110,6 +112,20 @@ def server_settings(settings: Settings) -> Settings:
 async def served(server_settings: Settings) -> AsyncIterator[Served]:
     """DuckLM's real server over real HTTP on the scripted model, with the test token."""
     async with serve(server_settings) as running:
+        yield running
+
+
+@pytest.fixture
+async def client(served: Served) -> AsyncIterator[LangGraphClient]:
+    """The LangGraph SDK's client on `served`'s Agent Protocol door."""
+    async with sdk_client(served) as sdk:
+        yield sdk
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    """A webhook receiver on loopback that records what it is sent."""
+    with webhook_receiver() as running:
         yield running
 
 

@@ -28,7 +28,7 @@ from ducklm.config.settings import Settings
 from ducklm.server.agent_protocol.assistants import ASSISTANT_ID
 from tests.support.fake_sudo import PASSWORD
 from tests.support.scripted_llm import ScriptedLLM, call, reply
-from tests.support.server import Served, sdk_client
+from tests.support.server import Served
 
 RUN_TIMEOUT_S = 30
 QUIET = {"critic": False, "memory": False}
@@ -38,12 +38,6 @@ OVERWRITE = call("file_write", path="a.txt", content="new", overwrite=True)
 
 def prompt(text: str = "hi") -> dict[str, Any]:
     return {"messages": [{"role": "user", "content": text}]}
-
-
-@pytest.fixture
-async def client(served: Served) -> AsyncIterator[LangGraphClient]:
-    async with sdk_client(served) as sdk:
-        yield sdk
 
 
 @pytest.fixture

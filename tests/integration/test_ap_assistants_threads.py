@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -37,12 +36,6 @@ def other_workspace(tmp_path: Path) -> Path:
 def server_settings(settings: Settings, other_workspace: Path) -> Settings:
     """The server allows a second workspace, for an assistant to choose."""
     return settings.model_copy(update={"workspaces": [other_workspace]})
-
-
-@pytest.fixture
-async def client(served: Served) -> AsyncIterator[LangGraphClient]:
-    async with sdk_client(served) as sdk:
-        yield sdk
 
 
 async def test_a_run_takes_the_assistants_workspace_and_its_id(

@@ -7,7 +7,6 @@ its id is DuckLM's run id and its events carry it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -17,13 +16,7 @@ from langgraph_sdk.errors import NotFoundError
 from ducklm.server.agent_protocol.identity import ASSISTANT_ID
 from tests.support.agent_runs import QUIET, human_texts, new_thread, prompt, requests_reach
 from tests.support.scripted_llm import ScriptedLLM, reply
-from tests.support.server import Served, sdk_client
-
-
-@pytest.fixture
-async def client(served: Served) -> AsyncIterator[LangGraphClient]:
-    async with sdk_client(served) as sdk:
-        yield sdk
+from tests.support.server import Served
 
 
 async def test_a_background_run_is_created_then_joined(

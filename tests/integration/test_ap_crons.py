@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +18,18 @@ from langgraph_sdk.client import LangGraphClient
 
 from ducklm.config.settings import Settings
 from ducklm.server.agent_protocol.crons.store import TickRow
-from ducklm.server.agent_protocol.deps import Door
 from ducklm.server.agent_protocol.views import iso_time
-from tests.support.agent_runs import QUIET, RUN_TIMEOUT_S, new_thread, prompt, requests_reach
+from tests.support.agent_runs import (
+    QUIET,
+    RUN_TIMEOUT_S,
+    door_of,
+    new_thread,
+    prompt,
+    requests_reach,
+)
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 from tests.support.server import Served, sdk_client, serve
-from tests.support.webhook_receiver import Receiver, webhook_receiver
+from tests.support.webhook_receiver import Receiver
 
 EVERY_MINUTE = "* * * * *"
 MINUTE = 1_900_000_020.0
@@ -40,23 +45,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-@pytest.fixture
-async def client(served: Served) -> AsyncIterator[LangGraphClient]:
-    async with sdk_client(served) as sdk:
-        yield sdk
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with webhook_receiver() as running:
-        yield running
-
-
-def door_of(served: Served) -> Door:
-    door: Door = served.server.config.app.state.agent_protocol
-    return door
 
 
 @pytest.fixture

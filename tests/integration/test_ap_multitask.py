@@ -7,8 +7,6 @@ cancels it and deletes it with its checkpoints.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import httpx
 import pytest
 from langgraph_sdk.client import LangGraphClient
@@ -16,13 +14,6 @@ from langgraph_sdk.errors import NotFoundError
 
 from tests.support.agent_runs import QUIET, human_texts, new_thread, prompt, requests_reach
 from tests.support.scripted_llm import ScriptedLLM, reply
-from tests.support.server import Served, sdk_client
-
-
-@pytest.fixture
-async def client(served: Served) -> AsyncIterator[LangGraphClient]:
-    async with sdk_client(served) as sdk:
-        yield sdk
 
 
 async def busy_thread(client: LangGraphClient, llm: ScriptedLLM, delay_s: float) -> tuple[str, str]:

@@ -7,24 +7,14 @@ event for event and id for id, the whole stream (replayed from the start afterwa
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import pytest
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.schema import StreamPart
 
 from tests.support.agent_runs import QUIET, collect, new_thread, prompt
 from tests.support.scripted_llm import ScriptedLLM, reply
-from tests.support.server import Served, sdk_client
 
 ANSWER = "One two three four five six seven eight."
 MODES = ["values", "messages-tuple", "custom"]
-
-
-@pytest.fixture
-async def client(served: Served) -> AsyncIterator[LangGraphClient]:
-    async with sdk_client(served) as sdk:
-        yield sdk
 
 
 async def first_tokens(client: LangGraphClient, thread_id: str) -> list[StreamPart]:

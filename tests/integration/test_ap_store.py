@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ import pytest
 from langgraph_sdk.client import LangGraphClient
 
 from tests.support.scripted_llm import Reply, ScriptedLLM, reply
-from tests.support.server import Served, sdk_client
+from tests.support.server import Served
 
 WAIT_S = 120
 ANA = "The user's sister Ana lives in Porto"
@@ -48,12 +47,6 @@ def roles(llm: ScriptedLLM) -> Roles:
     script = Roles()
     llm.set_responder(script)
     return script
-
-
-@pytest.fixture
-async def client(served: Served) -> AsyncIterator[LangGraphClient]:
-    async with sdk_client(served) as sdk:
-        yield sdk
 
 
 async def workspace_ns(workspace: Path) -> list[str]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ from ducklm.config.settings import Settings
 from tests.support.agent_runs import QUIET, collect, new_thread, prompt
 from tests.support.fake_sudo import PASSWORD
 from tests.support.scripted_llm import ScriptedLLM, call, reply
-from tests.support.server import Served, sdk_client
+from tests.support.server import Served
 
 MODEL_KEY = "sk-model-key-never-streamed-0123456789"
 EVERY_MODE = ["values", "updates", "messages-tuple", "custom", "events", "debug"]
@@ -31,12 +30,6 @@ EVERY_MODE = ["values", "updates", "messages-tuple", "custom", "events", "debug"
 def server_settings(settings: Settings) -> Settings:
     """The served app's settings, with a key for the model server."""
     return settings.model_copy(update={"llm_api_key": MODEL_KEY})
-
-
-@pytest.fixture
-async def client(served: Served) -> AsyncIterator[LangGraphClient]:
-    async with sdk_client(served) as sdk:
-        yield sdk
 
 
 async def test_a_sudo_password_is_in_no_mode(

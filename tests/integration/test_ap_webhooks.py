@@ -8,30 +8,17 @@ the door's record (`ap_webhooks`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 
 import pytest
 from langgraph_sdk.client import LangGraphClient
 
-from ducklm.server.agent_protocol.deps import Door
 from ducklm.server.agent_protocol.webhooks import delivery
 from ducklm.server.agent_protocol.webhooks.delivery import Delivery
-from tests.support.agent_runs import QUIET, new_thread, prompt
+from tests.support.agent_runs import QUIET, door_of, new_thread, prompt
 from tests.support.scripted_llm import ScriptedLLM, reply
-from tests.support.server import Served, sdk_client
+from tests.support.server import Served
 from tests.support.webhook_receiver import Receiver, webhook_receiver
-
-
-@pytest.fixture
-async def client(served: Served) -> AsyncIterator[LangGraphClient]:
-    async with sdk_client(served) as sdk:
-        yield sdk
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with webhook_receiver() as running:
-        yield running
 
 
 @pytest.fixture
@@ -39,11 +26,6 @@ def elsewhere() -> Iterator[Receiver]:
     """A second receiver: another host, as far as a redirect is concerned."""
     with webhook_receiver() as running:
         yield running
-
-
-def door_of(served: Served) -> Door:
-    door: Door = served.server.config.app.state.agent_protocol
-    return door
 
 
 async def recorded(served: Served, run_id: str) -> Delivery:

@@ -9,7 +9,9 @@ from typing import Any
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.schema import StreamPart, StreamPartV2
 
+from ducklm.server.agent_protocol.deps import Door
 from tests.support.scripted_llm import ScriptedLLM
+from tests.support.server import Served
 
 RUN_TIMEOUT_S = 30
 QUIET = {"critic": False, "memory": False}
@@ -18,6 +20,12 @@ QUIET = {"critic": False, "memory": False}
 def prompt(text: str = "hi") -> dict[str, Any]:
     """A run's input: one human message."""
     return {"messages": [{"role": "user", "content": text}]}
+
+
+def door_of(served: Served) -> Door:
+    """The Agent Protocol door of a served DuckLM: its scheduler, runs and stores."""
+    door: Door = served.server.config.app.state.agent_protocol
+    return door
 
 
 async def new_thread(client: LangGraphClient) -> str:
