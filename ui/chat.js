@@ -6,6 +6,7 @@
 // whose stream replays what happened so far and then follows it live.
 
 import * as api from "./api.js";
+import { BranchControls } from "./branches.js";
 import { transcriptView } from "./history.js";
 import { reportErrors, showError, showInfo } from "./notify.js";
 import { RestartCard } from "./restart-card.js";
@@ -39,6 +40,8 @@ export class Chat {
     this.taskId = null;
     this.reattempts = 0;
     this.stickToBottom = true;
+    this.branches = new BranchControls(this);
+    this.pendingBubble = null; // the message just sent, until its task id is known
     transcript.addEventListener(REVERT_EVENT, (event) => this.revert(event.detail));
     transcript.addEventListener("scroll", () => {
       const gap = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight;
@@ -71,6 +74,7 @@ export class Chat {
     this.transcript.append(...transcriptView(transcript.exchanges, task));
     if (task) this.attach(task);
     else this.showLatestEvents(transcript.exchanges);
+    if (!task) await this.branches.refresh(generation);
   }
 
   /** Whether a task's stream is open (the view is live). */
@@ -124,6 +128,7 @@ export class Chat {
     this.empty.hidden = true;
     const bubble = userMessage(text);
     this.transcript.append(bubble);
+    this.pendingBubble = bubble;
     this.stickToBottom = true;
     this.startTurn(null);
     const body = { message: text, conversation_id: this.conversationId, ...this.composer.options };
@@ -140,7 +145,9 @@ export class Chat {
 
   /** Re-show the active task from its start: its stream replays everything so far. */
   attach(task) {
-    this.transcript.append(userMessage(task.message ?? ""));
+    const bubble = userMessage(task.message ?? "");
+    bubble.dataset.taskId = task.task_id;
+    this.transcript.append(bubble);
     this.startTurn(task.task_id);
     this.follow("GET", `/v1/tasks/${encodeURIComponent(task.task_id)}/stream`).catch(showError);
   }
@@ -203,6 +210,10 @@ export class Chat {
 
   handle(event) {
     if (event.task_id) this.taskId = event.task_id;
+    if (event.task_id && this.pendingBubble) {
+      this.pendingBubble.dataset.taskId = event.task_id; // for its Edit and Regenerate
+      this.pendingBubble = null;
+    }
     this.turn.apply(event);
     this.activity.record(event);
     if (event.type === "message_sent") showSent(this.transcript, event);
@@ -212,6 +223,7 @@ export class Chat {
     } else if (event.type === "done") {
       this.setTaskState(event.status === "interrupted" ? "interrupted" : "idle");
       if (event.status !== "interrupted") this.onChanged();
+      if (event.status !== "interrupted") this.branches.refresh(this.generation);
       this.onIdle(this.conversationId);
     }
   }

@@ -32,7 +32,9 @@ export function transcriptView(exchanges, active) {
   const nodes = [];
   for (const exchange of exchanges) {
     if (active && exchange.task_id === active.task_id) break;
-    nodes.push(userMessage(exchange.message));
+    const bubble = userMessage(exchange.message);
+    if (exchange.task_id) bubble.dataset.taskId = exchange.task_id; // its branch controls
+    nodes.push(bubble);
     const turn = pastTurn(exchange);
     if (turn) nodes.push(turn.el);
   }

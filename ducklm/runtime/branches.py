@@ -135,16 +135,24 @@ class CheckpointTree:
             raise BranchError(f"no message starts at checkpoint {checkpoint_id!r}")
         return point
 
-    def newest_under(self, checkpoint_id: str) -> str:
-        """The newest checkpoint descending from `checkpoint_id` (itself if none is newer)."""
-        children: dict[str, list[str]] = {}
-        for point in self._points.values():
-            children.setdefault(point.parent_id or "", []).append(point.checkpoint_id)
-        newest, todo = checkpoint_id, [checkpoint_id]
+    def newest_under(self, point: Point) -> str:
+        """The newest checkpoint of the version that starts at the `input` checkpoint `point`.
+
+        Other versions of the first message sit under its first version: not this one's.
+        """
+        fork = self.fork_point(point)
+        children: dict[str, list[Point]] = {}
+        for found in self._points.values():
+            children.setdefault(found.parent_id or "", []).append(found)
+        newest, todo = point.checkpoint_id, [point.checkpoint_id]
         while todo:
-            found = todo.pop()
-            newest = max(newest, found)
-            todo += children.get(found, [])
+            found_id = todo.pop()
+            newest = max(newest, found_id)
+            todo += [
+                child.checkpoint_id
+                for child in children.get(found_id, [])
+                if child.source != "input" or self.fork_point(child) != fork
+            ]
         return newest
 
     def first_step(self, point: Point) -> str | None:
@@ -207,7 +215,7 @@ class Branches:
             BranchError: No message starts at `checkpoint_id`.
         """
         tree, _ = await self._read(thread_id)
-        newest = tree.newest_under(tree.turn(checkpoint_id).checkpoint_id)
+        newest = tree.newest_under(tree.turn(checkpoint_id))
         if newest == tree.head:
             return newest
         config = await self._graph.aupdate_state(
