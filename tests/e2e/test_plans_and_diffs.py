@@ -133,19 +133,19 @@ async def test_a_planned_turn_shows_its_checklist_live(
 
     # The route line: chips in sight, the reasons collapsed until asked for.
     route = turn.get_by_test_id("route")
-    await expect(route.get_by_test_id("route-chip")).to_have_text(["Planned"])
+    await expect(route.get_by_test_id("route-chip")).to_have_text(["made a plan"])
     await expect(route.get_by_test_id("route-reasons")).to_be_hidden()
     await route.locator("summary").click()
     reasons = route.get_by_test_id("route-reasons").locator("li")
     await expect(reasons).to_have_count(4)
-    await expect(reasons.nth(1)).to_contain_text("Plan: yes")
+    await expect(reasons.nth(1)).to_contain_text("Make a plan (plan): yes")
 
     # History: the stored turn gets its plan back from the task's events.
     await page.reload()
     plan = last_turn(page).get_by_test_id("plan")
     await expect_statuses(plan, "done", "done", "done")
     await expect(step(plan, 2).get_by_test_id("plan-result")).to_have_text("It says one.")
-    await expect(last_turn(page).get_by_test_id("route-chip")).to_have_text(["Planned"])
+    await expect(last_turn(page).get_by_test_id("route-chip")).to_have_text(["made a plan"])
 
 
 async def diff_lines(diff: Locator, kind: str) -> list[str]:
@@ -193,7 +193,7 @@ async def test_a_coder_fix_shows_its_diff_in_the_question_and_the_tool_card(
     await expect_fix_diff(tool.get_by_test_id("diff"))
     # The diff is shown once, highlighted: the plain output keeps only the summary.
     await expect(tool.get_by_test_id("tool-output")).not_to_contain_text("@@")
-    await expect(turn.get_by_test_id("route-chip")).to_have_text(["Coder"])
+    await expect(turn.get_by_test_id("route-chip")).to_have_text(["wrote code"])
     assert await asyncio.to_thread(target.read_text) == FIXED
 
     # Added and removed lines differ in both themes (besides their + and -).

@@ -158,7 +158,7 @@ class TestJsonMode:
         turn = last_turn(page)
         await expect(turn.get_by_test_id("answer-text")).to_have_text("Leonardo da Vinci.")
         route = turn.get_by_test_id("route")
-        await expect(route.get_by_test_id("route-chip").last).to_have_text("Shortcut: no tool")
+        await expect(route.get_by_test_id("route-chip").last).to_have_text("no tool needed")
         await route.locator("summary").click()
         shortcut = route.locator("li[data-decision=shortcut]")
         await expect(shortcut).to_contain_text("no sign of needing a tool")
@@ -280,6 +280,15 @@ async def test_allow_forever_then_revoke_the_rule(
     await expect(last_turn(page).get_by_test_id("answer-text")).to_have_text(
         "Removed, and I will not ask again."
     )
+    # The next such call is the rule's: its card names the rule in the rule's own words.
+    await write(workspace / "a.txt", "again")
+    llm.script(reply(tool_calls=[shell("rm a.txt")]), reply("Removed by your rule."))
+    await send(page, "please run rm a.txt")
+    await expect(last_turn(page).get_by_test_id("answer-text")).to_have_text(
+        "Removed by your rule."
+    )
+    by_rule = last_turn(page).get_by_test_id("tool-outcome")
+    await expect(by_rule).to_have_text("allowed by your rule: shell:rm a.txt")
 
     await page.get_by_test_id("nav-approvals").click()
     await expect(page.get_by_test_id("approvals-page")).to_be_visible()
