@@ -6,9 +6,11 @@ and nothing else: the run goes on to its end or its next question, and a reload
 re-attaches. Only `cancel` stops a run. One run at a time per thread: the hub claims
 the thread before anything awaits, so two resumes of one question cannot both start.
 
-Several servers may share one PostgreSQL database. A cancel for a task another server
-runs is written to its run's row; every hub looks for such requests for its own runs
-every `CANCEL_POLL_S`, and the asking server waits up to `CANCEL_WAIT_S` for the end.
+Several servers may share one PostgreSQL database. Each event of a run is also handed to
+the `Relay` (when there is one), so a client of another server follows the run live
+(`follow_elsewhere.py`). A cancel for a task another server runs is written to its
+run's row; every hub looks for such requests for its own runs every `CANCEL_POLL_S`,
+and the asking server waits up to `CANCEL_WAIT_S` for the end.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from ducklm.kit.ids import new_task_id, new_thread_id
 from ducklm.runtime.channel import GraphChunk as Chunk  # what a door asked the runner for
 from ducklm.runtime.facade import DuckLM, NotWaitingError
 from ducklm.server.busy import ThreadBusy
+from ducklm.server.event_keys import START, EventKey, key_after
 from ducklm.stores import TaskRecord, ThreadRunning
+from ducklm.stores.relay import Relay
 from ducklm.tools.hitl import Answer
 
 __all__ = ["Chunk", "LiveTask", "TaskHub", "TaskNotFound", "ThreadBusy"]
@@ -51,6 +55,8 @@ class LiveTask:
         self.task_id = task_id
         self.thread_id = thread_id
         self.events: list[Event] = []
+        self.keys: list[EventKey] = []
+        """Each event's key in the task (`event_keys.py`), in step with `events`."""
         self.wire: list[Event | Chunk] | None = [] if wire else None
         self.run_id = ""  # the run going on now (set from its first event)
         self.finished = asyncio.Event()
@@ -64,6 +70,7 @@ class LiveTask:
         receiving an event and passing it on, so a cancellation always lands inside the
         run, where it is recorded.
         """
+        self.keys.append(key_after(self.keys[-1] if self.keys else START, item))
         self.events.append(item)
         if self.wire is not None:
             self.wire.append(item)
@@ -110,8 +117,10 @@ class LiveTask:
 class TaskHub:
     """Starts, continues and cancels tasks; owns their background runs."""
 
-    def __init__(self, duck: DuckLM) -> None:
+    def __init__(self, duck: DuckLM, relay: Relay | None = None) -> None:
         self._duck = duck
+        self.relay = relay
+        """Sends the runs' events to the other servers on the database (PostgreSQL)."""
         self._live: dict[str, LiveTask] = {}
         self._busy: dict[str, str] = {}
         """Each thread held, with the id of its running task ("": a claim, or a run
@@ -175,13 +184,19 @@ class TaskHub:
         return await self._launch(live, run(live))
 
     @asynccontextmanager
-    async def claim(self, thread_id: str) -> AsyncIterator[None]:
+    async def claim(self, thread_id: str, *, new_turn: bool = False) -> AsyncIterator[None]:
         """Hold `thread_id` for an operation that is not a run (a state update, a delete).
 
+        `new_turn`: the operation moves the conversation on (a branch switch), so it is
+        refused while the thread waits, as a new message is.
+
         Raises:
-            ThreadBusy: Another run holds it.
+            ThreadBusy: Another run holds it, or (for a new turn) its last task waits.
         """
-        self._take(thread_id)
+        if new_turn:
+            await self._take_unless_waiting(thread_id)
+        else:
+            self._take(thread_id)
         try:
             yield
         finally:
@@ -388,17 +403,23 @@ class TaskHub:
     async def _drive(self, live: LiveTask, events: AsyncIterator[Event]) -> None:
         try:
             async for item in events:
-                live.publish(item)
+                self._publish(live, item)
         except asyncio.CancelledError:
             # The runner has recorded the run as cancelled; followers get the same end.
-            live.publish(_ended(live, "cancelled"))
+            self._publish(live, _ended(live, "cancelled"))
         except Exception:
             log.exception("task %s failed outside its run", live.task_id)
-            live.publish(_ended(live, "failed"))
+            self._publish(live, _ended(live, "failed"))
         finally:
             self._live.pop(live.task_id, None)
             self._busy.pop(live.thread_id, None)
             live.finish()
+
+    def _publish(self, live: LiveTask, item: Event) -> None:
+        """Hand `item` to the task's followers here and, through the relay, elsewhere."""
+        live.publish(item)
+        if self.relay is not None:
+            self.relay.send(live.task_id, str(live.keys[-1]), item)
 
 
 def _ended(live: LiveTask, status: RunStatus) -> Event:

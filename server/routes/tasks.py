@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query, status
+from fastapi import APIRouter, Header, HTTPException, Query, status
 from sse_starlette import EventSourceResponse
 
-from ducklm.kit.events import Event
 from ducklm.runtime.facade import DuckLM
 from ducklm.server.deps import Duck, Hub
+from ducklm.server.event_keys import START, parse_key
+from ducklm.server.follow_elsewhere import follow_elsewhere, stored_events
 from ducklm.server.responses import (
     EventView,
     TaskStatusView,
@@ -26,7 +27,7 @@ from ducklm.server.schemas import (
     PasswordBody,
     Seq,
 )
-from ducklm.server.sse import event_stream, replay_stream
+from ducklm.server.sse import event_stream, keyed_stream, replay_stream
 from ducklm.server.tasks import TaskNotFound
 from ducklm.stores import TaskRecord
 from ducklm.tools.hitl import Answer
@@ -67,17 +68,31 @@ async def task_events(task_id: Id, duck: Duck, after: Seq = 0) -> list[EventView
     response_class=EventSourceResponse,
     responses={**errors(404), **event_stream_doc("The task's events so far, then live.")},
 )
-async def follow_task(task_id: Id, duck: Duck, hub: Hub) -> EventSourceResponse:
-    """The task's events so far, then live while it runs (for a reloaded page)."""
+async def follow_task(
+    task_id: Id,
+    duck: Duck,
+    hub: Hub,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+) -> EventSourceResponse:
+    """The task's events so far, then live while it runs, on whichever server runs it.
+
+    With `Last-Event-ID` (an event's `id` from this stream, on any server), only the
+    events after it.
+    """
     task = await _task(duck, task_id)
+    after = parse_key(last_event_id) or START
     live = hub.live(task_id)
-    stored = await stored_events(duck, task, 0)
+    if live is None and task.status == "running" and hub.relay is not None:
+        # Run by another server on the database: its stored events, then the relay's.
+        return keyed_stream(follow_elsewhere(duck, hub.relay, task, after))
+    stored = await stored_events(duck, task, after.seq)
     if live is None:
-        return replay_stream(stored)
+        return replay_stream(stored, after)
     # Earlier runs of the task (before its questions were answered) come from the audit
     # log; the run going on now from the hub, tokens included.
     current = {e.get("run_id") for e in live.events}
-    return event_stream(live, before=[e for e in stored if e.get("run_id") not in current])
+    before = [e for e in stored if e.get("run_id") not in current]
+    return event_stream(live, before=before, after=after)
 
 
 # The /v1 paths keep their first words: `continue/stream` answers a question (what
@@ -150,9 +165,3 @@ async def _task(duck: DuckLM, task_id: str) -> TaskRecord:
     if task is None:
         raise TaskNotFound(task_id)
     return task
-
-
-async def stored_events(duck: DuckLM, task: TaskRecord, after: int) -> list[Event]:
-    """The audited events of `task` with `seq > after`."""
-    records = await duck.events(task.thread_id, after=after)
-    return [{**r.data, "seq": r.seq} for r in records if r.data.get("task_id") == task.task_id]

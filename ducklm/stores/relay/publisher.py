@@ -1,0 +1,78 @@
+"""Sends a worker's live events with `NOTIFY`, batched, on a connection of its own.
+
+`send` never awaits (the run's driver must not be suspended between receiving an event
+and passing it on): it queues the event, and one flushing task sends what is queued,
+all channels in one round trip (`SELECT pg_notify(...), ...`). Events that come while a
+round trip is out wait for the next, so at a token-streaming rate the batches grow and
+the round trips do not. One connection sends in order, so PostgreSQL delivers in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from psycopg import AsyncConnection
+
+from ducklm.stores.relay.payload import batches, channel_of, encode_one
+
+log = logging.getLogger(__name__)
+
+Connect = Callable[[], Awaitable[AsyncConnection[Any]]]
+
+
+class Publisher:
+    """Queues live events by task and sends them behind the run."""
+
+    def __init__(self, connect: Connect) -> None:
+        self._connect = connect
+        self._conn: AsyncConnection[Any] | None = None
+        self._queued: dict[str, list[str]] = {}
+        self._flushing: asyncio.Task[None] | None = None
+
+    def send(self, task_id: str, key: str, item: dict[str, Any]) -> None:
+        """Queue `item` (at `key` in its task) for the task's followers; never blocks."""
+        text = encode_one(key, item)
+        if text is None:
+            return
+        self._queued.setdefault(channel_of(task_id), []).append(text)
+        if self._flushing is None:
+            self._flushing = asyncio.create_task(self._flush(), name="ducklm-live-send")
+
+    async def drain(self) -> None:
+        """Wait until everything queued so far is sent (or given up)."""
+        while (flushing := self._flushing) is not None:
+            await asyncio.shield(flushing)
+
+    async def close(self) -> None:
+        """Send what is queued, then close the connection."""
+        await self.drain()
+        if self._conn is not None:
+            await self._conn.close()
+
+    async def _flush(self) -> None:
+        try:
+            while self._queued:
+                queued, self._queued = self._queued, {}
+                await self._notify(queued)
+        finally:
+            self._flushing = None
+
+    async def _notify(self, queued: dict[str, list[str]]) -> None:
+        pairs = [(ch, p) for ch, texts in queued.items() for p in batches(texts)]
+        sql = "SELECT " + ", ".join(["pg_notify(%s, %s)"] * len(pairs))
+        params = [value for pair in pairs for value in pair]
+        for attempt in (1, 2):  # a broken connection is replaced once
+            try:
+                if self._conn is None or self._conn.closed:
+                    self._conn = await self._connect()
+                await self._conn.execute(sql, params)
+                return
+            except Exception:
+                broken, self._conn = self._conn, None
+                if broken is not None:
+                    await broken.close()
+                if attempt == 2:  # followers fill audited gaps from the table
+                    log.warning("live events not relayed", exc_info=True)
