@@ -330,22 +330,33 @@ export class ElicitationCard extends QuestionCard {
   }
 }
 
-/** One field of an elicitation form: string, number, integer, boolean or enum. */
+// A string field's format as the input type that helps the person type it (checked again
+// by the server; an unknown format is plain text).
+const FORMAT_INPUTS = { email: "email", uri: "url", date: "date" };
+
+/**
+ * One field of an elicitation form: string, number, integer, boolean, enum, or a
+ * multi-select (an array of enum items, a `<select multiple>`).
+ */
 function formField(name, field, required) {
   const id = uniqueId("elicit-field");
-  const options = field.enum ?? (field.oneOf ?? field.anyOf ?? []).map((o) => o.const);
-  const titles = field.enumNames ?? (field.oneOf ?? field.anyOf ?? []).map((o) => o.title ?? o.const);
+  const multiple = field.type === "array";
+  const choices = multiple ? field.items ?? {} : field;
+  const options = choices.enum ?? (choices.oneOf ?? choices.anyOf ?? []).map((o) => o.const);
+  const titles = choices.enumNames ?? (choices.oneOf ?? choices.anyOf ?? []).map((o) => o.title ?? o.const);
   let input;
   if (options.length) {
-    input = h("select", { id, testid: `elicit-input-${name}` },
-      ...options.map((value, i) => h("option", { value, text: titles[i] ?? value })));
-    if (field.default !== undefined) input.value = field.default;
+    const defaults = [field.default ?? []].flat();
+    input = h("select", { id, testid: `elicit-input-${name}`, multiple },
+      ...options.map((value, i) => h("option", { value, text: titles[i] ?? value, selected: defaults.includes(value) })));
+    if (!multiple && field.default !== undefined) input.value = field.default;
   } else if (field.type === "boolean") {
     input = h("input", { id, type: "checkbox", testid: `elicit-input-${name}` });
     input.checked = field.default === true;
   } else {
     const numeric = field.type === "number" || field.type === "integer";
-    input = h("input", { id, type: numeric ? "number" : "text", testid: `elicit-input-${name}` });
+    const type = numeric ? "number" : FORMAT_INPUTS[field.format] ?? "text";
+    input = h("input", { id, type, testid: `elicit-input-${name}` });
     if (field.type === "integer") input.step = "1";
     if (field.default !== undefined) input.value = String(field.default);
   }
@@ -356,6 +367,11 @@ function formField(name, field, required) {
     field.description ? h("small", { text: field.description }) : null);
   const read = () => {
     if (field.type === "boolean" && !options.length) return input.checked;
+    if (multiple && options.length) {
+      const picked = Array.from(input.selectedOptions, (option) => option.value);
+      if (!picked.length && required) return new Error(`${label.replace(" *", "")} is required.`);
+      return picked.length ? picked : undefined;
+    }
     const text = input.value.trim();
     if (!text) return required ? new Error(`${label.replace(" *", "")} is required.`) : undefined;
     if (field.type === "integer" || field.type === "number") {

@@ -15,8 +15,9 @@ import pytest
 from playwright.async_api import Page, expect
 
 from ducklm.config.settings import Settings
+from tests.e2e.test_mcp_everything_web import card
 from tests.e2e.test_web_chat import last_turn, quiet, send
-from tests.support.mcp_servers import python_server, write_config
+from tests.support.mcp_servers import npm_server, python_server, write_config
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 
 pytestmark = pytest.mark.slow
@@ -79,3 +80,60 @@ async def test_an_untrusted_servers_sampling_is_asked_and_shown_on_the_card(
         "It is about ducks.", timeout=60_000
     )
     await expect(turn.get_by_test_id("tool-sampled-reply")).to_have_text("Ducks swim.")
+
+
+class TestTheEverythingServer:
+    """The npm everything server's questions, as a Claude Code user tries them."""
+
+    @pytest.fixture
+    def server_settings(self, settings: Settings, tmp_path: Path) -> Settings:
+        config = write_config(tmp_path / "mcp.json", everything=npm_server("server-everything"))
+        return settings.model_copy(update={"mcp_config": config, "mcp_tool_tokens": 100_000})
+
+    async def test_its_form_and_sampling_are_asked_and_answered(
+        self, page: Page, llm: ScriptedLLM
+    ) -> None:
+        llm.script(reply(tool_calls=[call("everything__trigger-elicitation-request")]))
+        await quiet(page)
+        await send(page, "try the everything server's questions")
+        turn = last_turn(page)
+        # Untrusted: the call asks first. The first turn starts the server under Node.
+        await turn.get_by_test_id("approve-once").last.click(timeout=120_000)
+
+        form = turn.get_by_test_id("elicitation-card").last
+        await expect(form.get_by_test_id("elicit-message")).to_have_text(
+            "Please provide inputs for the following fields:", timeout=60_000
+        )
+        await expect(form.get_by_test_id("elicit-origin")).to_have_text(
+            "everything \u203a trigger-elicitation-request"
+        )
+        await expect(form.get_by_test_id("elicit-input-integer")).to_have_value("42")
+        await expect(form.get_by_test_id("elicit-input-legacyTitledEnum")).to_contain_text("Cats")
+        await form.get_by_test_id("elicit-input-name").fill("Ana Duck")
+        await form.get_by_test_id("elicit-input-check").check()
+        await form.get_by_test_id("elicit-input-untitledMultipleSelectEnum").select_option(
+            ["Piano", "Drums"]
+        )
+        sampling_call = call("everything__trigger-sampling-request", prompt="name a duck")
+        llm.script(reply(tool_calls=[sampling_call]))
+        await form.get_by_test_id("elicit-accept").click()
+
+        elicited = card(turn, "trigger-elicitation-request").get_by_test_id("tool-output")
+        await expect(elicited).to_contain_text("- Name: Ana Duck", timeout=60_000)
+        await expect(elicited).to_contain_text("- Agreed to terms: true")
+        await expect(elicited).to_contain_text("- Favorite Integer: 42")
+        await expect(elicited).to_contain_text('"Piano"')
+
+        await turn.get_by_test_id("approve-once").last.click()
+        asked = turn.get_by_test_id("elicitation-card").last
+        await expect(asked).to_contain_text("name a duck", timeout=60_000)
+        llm.script(reply("Mallory."), reply("The server heard Mallory."))
+        await asked.get_by_test_id("elicit-accept").click()
+
+        await expect(turn.get_by_test_id("answer-text")).to_have_text(
+            "The server heard Mallory.", timeout=60_000
+        )
+        sampled = card(turn, "trigger-sampling-request")
+        await expect(sampled.get_by_test_id("tool-sampled-reply")).to_have_text("Mallory.")
+        await expect(sampled.get_by_test_id("tool-output")).to_contain_text("LLM sampling result")
+        await expect(sampled.get_by_test_id("tool-output")).to_contain_text("Mallory.")
