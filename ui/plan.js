@@ -43,7 +43,7 @@ export class PlanView {
     this.setSteps(event.plan?.steps ?? []);
     if (event.fallback) {
       const why = event.problem ? ` (${event.problem})` : "";
-      this.note("plan-fallback", `Fallback: the model's plan was unusable${why}, so the task runs as one step.`);
+      this.note("plan-fallback", `No plan: the model's plan was unusable${why}, so the task runs as one step.`);
     }
   }
 
