@@ -18,6 +18,7 @@ import { ConversationSearch, SaidSearch } from "./search.js";
 import { Sidebar } from "./sidebar.js";
 import { StatusLine } from "./status-line.js";
 import { initTheme } from "./theme.js";
+import { withToolProgress } from "./tool-card.js";
 import { Uploads } from "./upload.js";
 
 const PAGE_TITLES = {
@@ -34,13 +35,14 @@ function buildParts() {
   initNotices(byTestId("toasts"));
   initTheme(byTestId("theme-toggle"));
   initLogout(byTestId("logout-button"));
-  const activity = new Activity({
+  // A call's live progress goes to its tool card, not to the events list.
+  const activity = withToolProgress(new Activity({
     events: byTestId("activity-events"),
     commands: byTestId("activity-commands"),
     memory: byTestId("activity-memory"),
     tabs: [...document.querySelectorAll('[role="tab"]')],
     caption: byTestId("activity-caption"),
-  });
+  }), byTestId("transcript"));
   const composerElements = {
     form: byTestId("composer"),
     input: byTestId("composer-input"),

@@ -3,9 +3,11 @@
 
 import { copyButton } from "./copy.js";
 import { diffView, splitDiff } from "./diff.js";
-import { h, prettyJson } from "./dom.js";
+import { h, prettyJson, replaceChildren } from "./dom.js";
+import { mcpContentView, ProgressLine } from "./mcp-content.js";
 import { changedLine, revertButton } from "./revert.js";
 import { downloadLinks } from "./upload.js";
+import { classWords, showOutcome, statusWords, technicalDetails } from "./words.js";
 
 /** The tools whose calls propose a change to a file (`code_proposed`). */
 export const CODER_TOOLS = new Set(["generate_code", "fix_code", "refactor_code"]);
@@ -43,6 +45,29 @@ function toolLabel(tool) {
   );
 }
 
+/** Each card of the page by its element: a live event finds the card it belongs to. */
+const CARDS = new WeakMap();
+
+/**
+ * Show a call's `tool_progress` on its card in `root`, if the card is there. The events
+ * list leaves progress out (it is not audited): this is where it goes instead.
+ */
+export function showToolProgress(root, event) {
+  const id = CSS.escape(String(event.call_id ?? ""));
+  const el = root.querySelector(`[data-testid="tool-card"][data-call-id="${id}"]`);
+  if (el) CARDS.get(el)?.progress(event);
+}
+
+/**
+ * Route `tool_progress` to the tool cards under `root` instead of `recorder` (the
+ * activity drawer, which every event of the task reaches); everything else goes on.
+ */
+export function withToolProgress(recorder, root) {
+  const record = recorder.record.bind(recorder);
+  recorder.record = (event) => (event.type === "tool_progress" ? showToolProgress(root, event) : record(event));
+  return recorder;
+}
+
 /** Outcomes that replace the card's status: the call did not run (or not as asked). */
 const STATUS_OUTCOMES = new Set(["denied", "cancelled", "waiting"]);
 
@@ -63,28 +88,12 @@ export function callOutcome({ decision, approved_by: approvedBy, verdict, status
 }
 
 /**
- * Who decided, in words for people: the person, DuckLM's own rules (the policy), or a
- * rule the person made with "allow forever" (`rule N`).
- */
-function decidedBy(outcome, by) {
-  if (by === "policy") return outcome === "denied" ? "blocked by DuckLM's safety rules" : "allowed without asking: DuckLM's rules call it safe";
-  if (/^rule \d+$/.test(by ?? "")) return `${outcome === "denied" ? "denied" : "allowed"} by your ${by}`;
-  return by ? `${outcome} by ${by}` : outcome;
-}
-
-/** The outcome in words: "approved by you", "blocked by DuckLM's safety rules: reason". */
-function outcomeText({ outcome, by, reason }) {
-  const words = decidedBy(outcome, by);
-  return reason ? `${words}: ${reason}` : words;
-}
-
-/**
  * A tool call's card, live: created at `tool_call_started`, completed by `finish` with the
  * `tool_call_finished` event.
  */
 export class ToolCard {
   constructor({ callId, tool, args, status = "running" }) {
-    this.status = h("span", { class: "tool-status", testid: "tool-status", text: status });
+    this.status = h("span", { class: "tool-status", testid: "tool-status", text: statusWords(status) });
     this.output = h("pre", { class: "terminal-output", testid: "tool-output", hidden: true });
     this.copy = copyButton(() => this.output.textContent, {
       label: "Copy output",
@@ -92,10 +101,12 @@ export class ToolCard {
       className: "copy-button tool-copy",
     });
     this.copy.hidden = true;
-    this.meta = h("p", { class: "tool-meta", testid: "tool-meta", hidden: true });
+    this.meta = h("div", { class: "tool-meta", testid: "tool-meta", hidden: true });
     this.outcome = h("p", { class: "tool-meta tool-outcome", testid: "tool-outcome", hidden: true });
     this.code = h("div", { class: "code-change", testid: "code-change", hidden: true });
     this.changes = h("div", { class: "tool-undo", testid: "tool-undo", hidden: true });
+    this.progressLine = new ProgressLine();
+    this.content = h("div", { class: "tool-content", hidden: true });
     this.el = h(
       "section",
       {
@@ -106,12 +117,20 @@ export class ToolCard {
       },
       h("header", { class: "tool-head" }, toolLabel(tool), this.copy, this.status),
       commandLine(tool, args),
+      this.progressLine.el,
       this.outcome,
       this.code,
       this.output,
+      this.content,
       this.meta,
       this.changes,
     );
+    CARDS.set(this.el, this);
+  }
+
+  /** Show a `tool_progress` event of this call, while it runs. */
+  progress(event) {
+    if (this.el.dataset.status === "running") this.progressLine.show(event);
   }
 
   /** The files this call changed (`changed_files` of its finish), with a Revert button. */
@@ -153,7 +172,9 @@ export class ToolCard {
     // A call the person denied "errors" for the model; to the person it was denied.
     const state = decision === "reject" ? "denied" : status || "done";
     this.el.dataset.status = state;
-    this.status.textContent = state;
+    this.status.textContent = statusWords(state, exitCode);
+    this.progressLine.hide();
+    this.showContent(result.mcp_content);
     // A coder call's output ends with its diff: the diff is shown highlighted instead.
     const coder = CODER_TOOLS.has(this.el.dataset.tool) && typeof output === "string";
     const split = coder ? splitDiff(output) : null;
@@ -169,21 +190,33 @@ export class ToolCard {
     if (verdict !== undefined) this.label(callOutcome(result));
     const facts = [];
     if (typeof exitCode === "number") facts.push(`exit code ${exitCode}`);
-    // How the call was decided is the outcome line's, in words; the verdict adds nothing.
-    if (commandClass) facts.push(commandClass.replaceAll("_", " "));
-    this.meta.textContent = facts.join(" · ");
-    this.meta.hidden = facts.length === 0;
+    // How the call was decided is the outcome line's, in words; the terms behind it are
+    // one click away.
+    if (commandClass) facts.push(classWords(commandClass));
+    const details = technicalDetails([["tool", this.el.dataset.tool], ["status", status],
+      ["policy verdict", verdict], ["command class", commandClass],
+      ["decided by", result.approved_by], ["your decision", decision]], "tool-details");
+    replaceChildren(this.meta, h("span", { testid: "tool-facts", text: facts.join(" · ") }), details);
+    this.meta.hidden = facts.length === 0 && !details;
     if (typeof exitCode === "number") this.el.dataset.exitCode = String(exitCode);
+  }
+
+  /** What an MCP tool returned beyond its text: images, audio, links, structured content. */
+  showContent(content) {
+    const view = mcpContentView(content);
+    if (!view) return;
+    this.content.replaceChildren(view);
+    this.content.hidden = false;
   }
 
   /** Say how the call was decided (`{outcome, by, reason}`, see `callOutcome`). */
   label(decided) {
     this.el.dataset.outcome = decided.outcome;
-    this.outcome.textContent = outcomeText(decided);
+    showOutcome(this.outcome, decided);
     this.outcome.hidden = false;
     if (STATUS_OUTCOMES.has(decided.outcome)) {
       this.el.dataset.status = decided.outcome;
-      this.status.textContent = decided.outcome;
+      this.status.textContent = statusWords(decided.outcome);
     }
   }
 

@@ -4,16 +4,15 @@
 unasked) and the scripted model calling echo, the long-running operation, the tiny
 image, resource links and structured content in one step: each tool card shows what
 came back, in the words `ducklm/mcp/content.py` renders for the model (an image by the
-path it was saved at, a link by its URI, structured content as JSON).
-
-Not shown yet (see the report of issue 29's selection/e2e piece): progress while the
-long-running call runs (no `tool_progress` event reaches the browser), the image itself
-(no route serves `<data dir>/mcp/media/`), links as clickable items (`mcp_content` of
-`tool_call_finished` is not drawn by ui/tool-card.js).
+path it was saved at, a link by its URI, structured content as JSON), and as the person
+expects it (`ui/mcp-content.js`): the long-running call's progress while it runs
+(`tool_progress`), the image itself (from `/v1/mcp/media/`), the links listed, the
+structured content as a folded JSON block.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -44,7 +43,7 @@ async def test_the_everything_servers_tools_show_on_their_cards(
 ) -> None:
     calls = [
         call("everything__echo", message="quack quack"),
-        call("everything__trigger-long-running-operation", duration=2, steps=4),
+        call("everything__trigger-long-running-operation", duration=3, steps=4),
         call("everything__get-tiny-image"),
         call("everything__get-resource-links", count=2),
         call("everything__get-structured-content", location="New York"),
@@ -54,17 +53,34 @@ async def test_the_everything_servers_tools_show_on_their_cards(
     await send(page, "try the everything server's tools")
 
     turn = last_turn(page)
-    # The first turn starts the server under Node: allow for a loaded machine.
-    await expect(turn.get_by_test_id("answer-text")).to_have_text("All five ran.", timeout=120_000)
-    await expect(card(turn, "echo").get_by_test_id("tool-output")).to_contain_text("quack quack")
     long_run = card(turn, "trigger-long-running-operation")
-    await expect(long_run.get_by_test_id("tool-status")).to_have_text("success")
+    # Seen while it runs (the first turn starts the server under Node: allow for a loaded
+    # machine); the progress line goes when the call ends.
+    progress = long_run.get_by_test_id("tool-progress-text")
+    await expect(progress).to_have_text(re.compile(r"step [1-4] of 4"), timeout=120_000)
+    await expect(long_run.get_by_test_id("tool-progress-bar")).to_have_attribute("max", "4")
+    await expect(turn.get_by_test_id("answer-text")).to_have_text("All five ran.", timeout=120_000)
+    await expect(long_run.get_by_test_id("tool-progress")).to_be_hidden()
+    await expect(card(turn, "echo").get_by_test_id("tool-output")).to_contain_text("quack quack")
+    await expect(long_run.get_by_test_id("tool-status")).to_have_text("done")
     await expect(long_run.get_by_test_id("tool-output")).to_contain_text("completed")
     image = card(turn, "get-tiny-image").get_by_test_id("tool-output")
     await expect(image).to_contain_text("[image image/png")
     await expect(image).to_contain_text("/mcp/media/")
-    links = card(turn, "get-resource-links").get_by_test_id("tool-output")
+    shown = card(turn, "get-tiny-image").get_by_test_id("mcp-image")
+    await expect(shown).to_have_attribute("src", re.compile(r"^/v1/mcp/media/[0-9a-f]{24}\.png$"))
+    # Loaded through the session, under the page's CSP: the browser decoded the image.
+    await expect(shown).to_have_js_property("complete", True)
+    assert await shown.evaluate("img => img.naturalWidth") > 0
+    links_card = card(turn, "get-resource-links")
+    links = links_card.get_by_test_id("tool-output")
     await expect(links).to_contain_text("[resource link: demo://resource/")
+    uris = links_card.get_by_test_id("mcp-link-uri")
+    await expect(uris).to_have_count(2)
+    await expect(uris.first).to_have_text(re.compile(r"^demo://resource/"))
+    folded = card(turn, "get-structured-content").get_by_test_id("mcp-structured")
+    await folded.locator("summary").click()
+    await expect(folded.locator("pre")).to_contain_text('"temperature":')
     structured = card(turn, "get-structured-content").get_by_test_id("tool-output")
     # The server's text block repeats its structured content, so the JSON shows once.
     await expect(structured).to_contain_text('"temperature":')
