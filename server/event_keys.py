@@ -25,7 +25,7 @@ class EventKey(NamedTuple):
     k: int = 0
 
     def __str__(self) -> str:
-        return str(self.seq) if self.k == 0 else f"{self.seq}.{self.k}"
+        return key_text(self)
 
 
 START = EventKey(0, 0)
@@ -40,7 +40,12 @@ def parse_key(text: str | None) -> EventKey | None:
     return EventKey(int(seq), int(k or 0))
 
 
-def key_after(last: EventKey, item: Event) -> EventKey:
-    """The key of `item`, the event that follows the one at `last`."""
+def key_after(last: tuple[int, int], item: Event) -> tuple[int, int]:
+    """The key of `item`, the event that follows the one at `last` (a plain tuple)."""
     seq = item.get("seq")
-    return EventKey(int(seq)) if isinstance(seq, int) else EventKey(last.seq, last.k + 1)
+    return (seq, 0) if seq.__class__ is int else (last[0], last[1] + 1)
+
+
+def key_text(key: tuple[int, int]) -> str:
+    """A key as its SSE id (a plain tuple too: the hub keeps those, they cost less)."""
+    return str(key[0]) if key[1] == 0 else f"{key[0]}.{key[1]}"

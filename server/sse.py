@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Sequence
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from ducklm.kit.events import Event
-from ducklm.server.event_keys import START, EventKey
+from ducklm.server.event_keys import START, EventKey, key_text
 from ducklm.server.tasks import LiveTask
 
 HEARTBEAT_S = 15
@@ -40,12 +40,12 @@ def keyed_stream(items: AsyncIterator[tuple[EventKey, Event]]) -> EventSourceRes
     return EventSourceResponse(_encoded(items), ping=HEARTBEAT_S)
 
 
-def as_sse(key: EventKey, item: Event) -> ServerSentEvent:
+def as_sse(key: tuple[int, int], item: Event) -> ServerSentEvent:
     """One event: `event:` its type, `data:` the event as JSON, `id:` its key in the task."""
     return ServerSentEvent(
         data=json.dumps(item, default=str, ensure_ascii=False),
         event=item["type"],
-        id=str(key),
+        id=key_text(key),
     )
 
 

@@ -26,7 +26,7 @@ from ducklm.kit.ids import new_task_id, new_thread_id
 from ducklm.runtime.channel import GraphChunk as Chunk  # what a door asked the runner for
 from ducklm.runtime.facade import DuckLM, NotWaitingError
 from ducklm.server.busy import ThreadBusy
-from ducklm.server.event_keys import START, EventKey, key_after
+from ducklm.server.event_keys import START, key_after, key_text
 from ducklm.stores import TaskRecord, ThreadRunning
 from ducklm.stores.relay import Relay
 from ducklm.tools.hitl import Answer
@@ -55,8 +55,9 @@ class LiveTask:
         self.task_id = task_id
         self.thread_id = thread_id
         self.events: list[Event] = []
-        self.keys: list[EventKey] = []
+        self.keys: list[tuple[int, int]] = []
         """Each event's key in the task (`event_keys.py`), in step with `events`."""
+        self._key: tuple[int, int] = START
         self.wire: list[Event | Chunk] | None = [] if wire else None
         self.run_id = ""  # the run going on now (set from its first event)
         self.finished = asyncio.Event()
@@ -70,7 +71,8 @@ class LiveTask:
         receiving an event and passing it on, so a cancellation always lands inside the
         run, where it is recorded.
         """
-        self.keys.append(key_after(self.keys[-1] if self.keys else START, item))
+        self.keys.append(key := key_after(self._key, item))
+        self._key = key
         self.events.append(item)
         if self.wire is not None:
             self.wire.append(item)
@@ -419,7 +421,7 @@ class TaskHub:
         """Hand `item` to the task's followers here and, through the relay, elsewhere."""
         live.publish(item)
         if self.relay is not None:
-            self.relay.send(live.task_id, str(live.keys[-1]), item)
+            self.relay.send(live.task_id, key_text(live.keys[-1]), item)
 
 
 def _ended(live: LiveTask, status: RunStatus) -> Event:

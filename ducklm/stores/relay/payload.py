@@ -48,12 +48,12 @@ def encode_one(key: str, item: dict[str, Any]) -> str | None:
 
 def batches(encoded: list[str]) -> Iterator[str]:
     """The encoded notices joined into payloads under `LIMIT` bytes, in order."""
-    size, part = 2, []
+    size, part = 2, list[str]()
     for text in encoded:
         grown = size + len(text.encode()) + 1
         if part and grown > LIMIT:
             yield "[" + ",".join(part) + "]"
-            size, part = 2, []
+            size, part = 2, list[str]()
             grown = 2 + len(text.encode()) + 1
         part.append(text)
         size = grown
