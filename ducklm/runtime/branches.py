@@ -32,6 +32,10 @@ if TYPE_CHECKING:
     from ducklm.stores.runs import Runs
 
 
+TREES_KEPT = 32
+"""The threads whose checkpoint trees are kept between reads (the conversations open)."""
+
+
 class BranchError(LookupError):
     """The thread has no such turn or version (the message says which)."""
 
@@ -179,15 +183,18 @@ class Branches:
     def __init__(self, graph: DuckGraph, runs: Runs) -> None:
         self._graph = graph
         self._runs = runs
+        # Reading a tree reads every checkpoint of the thread; any write makes a new head,
+        # so a tree read at the same head is still the thread's.
+        self._trees: dict[str, tuple[str, CheckpointTree]] = {}
 
     async def turns(self, thread_id: str) -> list[BranchTurn]:
         """The messages of the branch shown, each with its versions, oldest first."""
-        tree, run_tasks = await self._read(thread_id)
+        tree, run_tasks = await self._read(thread_id, cached=True)
         return tree.turns(run_tasks)
 
     async def off_branch_tasks(self, thread_id: str) -> set[str]:
         """The tasks of `thread_id` that answered on another branch than the one shown."""
-        tree, run_tasks = await self._read(thread_id)
+        tree, run_tasks = await self._read(thread_id, cached=True)
         return tree.off_branch_tasks(run_tasks)
 
     async def fork_of(self, thread_id: str, checkpoint_id: str) -> tuple[str, str]:
@@ -223,11 +230,25 @@ class Branches:
         )
         return str(config["configurable"]["checkpoint_id"])
 
-    async def _read(self, thread_id: str) -> tuple[CheckpointTree, dict[str, str]]:
+    async def _read(
+        self, thread_id: str, *, cached: bool = False
+    ) -> tuple[CheckpointTree, dict[str, str]]:
+        """The thread's tree (`cached`: the one read at the same head, if any) and its runs."""
         saver = self._graph.checkpointer
         assert isinstance(saver, BaseCheckpointSaver)  # compiled with one by `DuckLM.open`
         runs = await self._runs.for_thread(thread_id)
-        return await read_tree(saver, thread_id), {r.run_id: r.task_id for r in runs}
+        run_tasks = {r.run_id: r.task_id for r in runs if r.task_id}
+        latest = await saver.aget_tuple(thread_config(thread_id))
+        head = str(latest.config["configurable"]["checkpoint_id"]) if latest else ""
+        kept = self._trees.get(thread_id)
+        if cached and kept is not None and kept[0] == head:
+            return kept[1], run_tasks
+        tree = await read_tree(saver, thread_id)
+        self._trees.pop(thread_id, None)
+        self._trees[thread_id] = (head, tree)
+        while len(self._trees) > TREES_KEPT:
+            self._trees.pop(next(iter(self._trees)))
+        return tree, run_tasks
 
 
 def _human_texts(messages: list[AnyMessage]) -> list[str]:
