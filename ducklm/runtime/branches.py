@@ -172,7 +172,11 @@ class CheckpointTree:
 
     def off_branch_tasks(self, run_tasks: dict[str, str]) -> set[str]:
         """The tasks none of whose checkpoints is on the branch shown."""
-        shown = {run_tasks.get(p.run_id or "") for p in self.chain()}
+        # The first version of the first message is on the chain of every later one.
+        superseded = {p.checkpoint_id for p in self.chain() if p.source == "input"}
+        superseded -= {p.checkpoint_id for p in self._shown_inputs()}
+        chain = [p for p in self.chain() if p.checkpoint_id not in superseded]
+        shown = {run_tasks.get(p.run_id or "") for p in chain}
         written = {run_tasks.get(p.run_id or "") for p in self._points.values()}
         return {task for task in written - shown if task}
 
