@@ -3,12 +3,14 @@
 One walk: an answer is regenerated (the message shows `2/2`), the first version is shown
 again (`1/2`, its answer back), the message is edited and sent (`3/3`), a reload keeps
 the branch shown and its versions, and the Agent Protocol door's `/threads/{id}/history`
-lists every version's input checkpoint, the later two forked from the first.
+lists every version's input checkpoint, the later two forked from the first. Last, a
+regenerated turn's write shows its card and asks again (the policy, not the old branch).
 """
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,7 +18,7 @@ from playwright.async_api import Page, expect
 
 from tests.e2e.conftest import ARTIFACTS, TIMEOUT_MS, screenshot
 from tests.e2e.test_web_chat import last_turn, quiet, send
-from tests.support.scripted_llm import ScriptedLLM, reply
+from tests.support.scripted_llm import ScriptedLLM, call, reply
 from tests.support.server import Served
 
 pytestmark = pytest.mark.slow
@@ -60,7 +62,7 @@ async def _inputs(served: Served, thread_id: str) -> dict[str, str | None]:
 
 
 async def test_regenerate_switch_edit_and_reload_keep_the_branches(
-    page: Page, served: Served, llm: ScriptedLLM
+    page: Page, served: Served, llm: ScriptedLLM, workspace: Path
 ) -> None:
     llm.script(reply("First answer."))
     await quiet(page)
@@ -103,3 +105,17 @@ async def test_regenerate_switch_edit_and_reload_keep_the_branches(
     assert len(inputs) == 3, inputs
     (root,) = [checkpoint for checkpoint, parent in inputs.items() if parent is None]
     assert sorted(parent or "" for parent in inputs.values()) == ["", root, root]
+
+    # A write in a regenerated turn shows its card and asks again; denied, nothing changed.
+    note = workspace / "note.txt"
+    await asyncio.to_thread(note.write_text, "old")
+    write = call("file_write", path="note.txt", content="new", overwrite=True)
+    llm.script(reply(tool_calls=[write]), reply("I left the note alone."))
+    await page.get_by_test_id("branch-regenerate").click()
+    card = page.get_by_test_id("approval-card")
+    await expect(card).to_be_visible()
+    assert await asyncio.to_thread(note.read_text) == "old"
+    await card.get_by_test_id("deny").click()
+    await _answered(page, "I left the note alone.")
+    await expect(page.get_by_test_id("branch-position")).to_have_text("4/4")
+    assert await asyncio.to_thread(note.read_text) == "old"
