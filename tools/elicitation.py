@@ -43,8 +43,9 @@ def check_elicit_answer(question: ServerQuestion, answer: ElicitAnswer) -> Elici
     """`answer` checked against `question`; an accepted form with its defaults filled in.
 
     Raises:
-        DecisionError: A sampling question answered with content, or a form field that is
-            unknown, of the wrong type, not one of its choices, or required and missing.
+        DecisionError: A sampling question or a link (URL mode) answered with content,
+            or a form field that is unknown, of the wrong type, not one of its choices,
+            or required and missing.
     """
     if answer.action != "accept":
         return answer
@@ -52,6 +53,10 @@ def check_elicit_answer(question: ServerQuestion, answer: ElicitAnswer) -> Elici
         if answer.content:
             raise DecisionError("a sampling question takes no content: accept or decline")
         return answer
+    if question.get("mode") == "url":
+        if answer.content:
+            raise DecisionError("a link to open takes no content: accept, decline or cancel")
+        return ElicitAnswer(action="accept")
     schema = question.get("requested_schema") or {}
     return ElicitAnswer(action="accept", content=check_form(schema, answer.content or {}))
 

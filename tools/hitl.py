@@ -138,8 +138,9 @@ Answer = Decisions | PasswordAnswer | PasswordRefusal | ElicitAnswer
 class ServerQuestion(TypedDict):
     """The interrupt payload for a question an MCP server asks during a tool call.
 
-    `type` is `elicitation` (a form: `message` and `requested_schema`) or `sampling`
-    (may DuckLM's model answer the server's `messages`?).
+    `type` is `elicitation` (a form: `message` and `requested_schema`; or, with `mode`
+    `url`, a link the person is asked to open: `message` and `url`, answered without
+    content) or `sampling` (may DuckLM's model answer the server's `messages`?).
     """
 
     type: Literal["elicitation", "sampling"]
@@ -147,6 +148,10 @@ class ServerQuestion(TypedDict):
     tool: str
     server: str
     message: str
+    mode: NotRequired[Literal["form", "url"]]
+    """An elicitation's mode; absent is `form`."""
+    url: NotRequired[str]
+    """A URL-mode elicitation's link (http or https): shown to the person, never opened."""
     requested_schema: NotRequired[dict[str, Any]]
     messages: NotRequired[list[dict[str, str]]]
     note: NotRequired[str]

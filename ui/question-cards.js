@@ -270,7 +270,8 @@ export class PasswordCard extends QuestionCard {
 }
 
 // An MCP server's question during a tool call: an elicitation form (its fields from the
-// request's flat schema) or a sampling request (may DuckLM's model answer the server?).
+// request's flat schema), a link to open (URL mode), or a sampling request (may DuckLM's
+// model answer the server?).
 const SERVER_ACTIONS = [
   { action: "accept", label: "Accept", testid: "elicit-accept", outcome: "Accepted", kind: "primary" },
   { action: "decline", label: "Decline", testid: "elicit-decline", outcome: "Declined", kind: "danger" },
@@ -285,7 +286,8 @@ export class ElicitationCard extends QuestionCard {
   constructor(event, onAnswer) {
     const request = event.request ?? {};
     const sampling = request.type === "sampling";
-    super("elicitation", sampling ? "May DuckLM's model answer?" : "A server asks you");
+    const link = !sampling && request.mode === "url";
+    super("elicitation", sampling ? "May DuckLM's model answer?" : link ? "A server asks you to open a link" : "A server asks you");
     this.interruptId = event.interrupt_id;
     const schema = request.requested_schema ?? {};
     this.fields = sampling ? [] : Object.entries(schema.properties ?? {}).map(
@@ -306,6 +308,8 @@ export class ElicitationCard extends QuestionCard {
       h("p", { class: "elicit-origin", testid: "elicit-origin", text: `${request.server ?? ""} › ${request.tool ?? ""}` }),
       h("p", { class: "elicit-message", testid: "elicit-message", text: request.message ?? "" }),
       ...(request.messages ?? []).map((m) => h("pre", { class: "elicit-sample", text: `${m.role}: ${m.text}` })),
+      // Spread, not null: the DOM's own append would write a null as the text "null".
+      ...(link ? [linkView(request)] : []),
       h("form", { class: "elicit-form", on: { submit: (e) => e.preventDefault() } }, ...this.fields.map((f) => f.wrapper)),
       request.note ? h("p", { class: "elicit-note", text: request.note }) : null,
       buttons,
@@ -328,6 +332,33 @@ export class ElicitationCard extends QuestionCard {
     }
     return this.answer(choice.outcome, () => onAnswer(body));
   }
+}
+
+/**
+ * A URL-mode elicitation's link, shown whole and opened only by the person's click: in a
+ * new tab that cannot reach this page (`noopener`) nor learn where it came from
+ * (`noreferrer`). Only an http(s) link is a link; anything else (the runtime refuses it
+ * first) stays text.
+ */
+function linkView(request) {
+  const url = request.url ?? "";
+  let host = "";
+  try {
+    const parsed = new URL(url);
+    if (parsed.protocol === "https:" || parsed.protocol === "http:") host = parsed.host;
+  } catch {
+    // Not a URL: shown as text below.
+  }
+  const shown = host
+    ? h("a", { href: url, text: url, testid: "elicit-link", attrs: { target: "_blank", rel: "noopener noreferrer" } })
+    : h("code", { text: url, testid: "elicit-link" });
+  const server = request.server || "The server";
+  const words = host
+    ? `${server} asks you to open a page on ${host}. DuckLM does not open it: check where it leads, open it yourself if you agree, then Accept when done (or Decline).`
+    : `${server} asks you to open this, which is not a web link.`;
+  return h("div", { class: "elicit-url", testid: "elicit-url" },
+    h("p", { class: "elicit-url-words", testid: "elicit-url-words", text: words }),
+    h("p", {}, shown));
 }
 
 // A string field's format as the input type that helps the person type it (checked again

@@ -15,6 +15,8 @@ EXIT_CODES = {"completed": 0, "interrupted": 3, "failed": 1}
 DECISION_HINT = "ducklm resume {thread} --decision approve|reject|allow_forever|edit"
 ELICIT_HINT = "ducklm resume {thread} --elicit accept|decline|cancel|'{{\"field\": value}}'"
 PASSWORD_HINT = "ducklm password {thread}   (or --cancel)"
+LINK_HINT = "ducklm resume {thread} --elicit accept|decline|cancel"
+LINK_LINE = "  open it yourself if you agree (DuckLM does not open it): {url}"
 
 
 class ConsolePrinter:
@@ -143,6 +145,8 @@ class ConsolePrinter:
     def _on_elicitation_requested(self, item: Event) -> None:
         request = item["request"]
         lines = [f"{request['server']} > {request['tool']} asks: {request['message']}"]
+        if request.get("mode") == "url":
+            lines.append(LINK_LINE.format(url=request.get("url", "")))
         for name, field in (
             (request.get("requested_schema") or {}).get("properties") or {}
         ).items():
@@ -150,7 +154,8 @@ class ConsolePrinter:
             lines.append(f"  {name}: {field.get('type', 'string')}{default}")
         if request.get("error"):
             lines.append(f"  (previous answer was not usable: {request['error']})")
-        lines.append("Answer with: " + ELICIT_HINT.format(thread=item["thread_id"]))
+        hint = LINK_HINT if request.get("mode") == "url" else ELICIT_HINT
+        lines.append("Answer with: " + hint.format(thread=item["thread_id"]))
         self._note("\n".join(lines))
 
     def _on_mcp_sampled(self, item: Event) -> None:

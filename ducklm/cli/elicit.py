@@ -2,7 +2,8 @@
 
 `ducklm resume THREAD --elicit accept|decline|cancel|'{"field": value}'` answers from
 the command line (a JSON object is an accepted form's content; the fields left out take
-the form's defaults). In `ducklm chat` the question is shown and each field prompted.
+the form's defaults). In `ducklm chat` the question is shown and each field prompted; a
+link (URL mode) is printed, never opened, and only accept, decline or cancel asked.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import sys
 from typing import Any
 
+from ducklm.cli.console import LINK_LINE
 from ducklm.tools.elicitation import choices
 from ducklm.tools.hitl import DecisionError, ElicitAnswer, FormValue
 
@@ -39,12 +41,14 @@ def read_elicit(raw: str) -> ElicitAnswer:
 async def prompt_answer(request: dict[str, Any]) -> ElicitAnswer:
     """Show the server's question and ask for the answer at the terminal."""
     print(f"{request.get('server')} > {request.get('tool')} asks: {request.get('message')}")
+    if request.get("mode") == "url":
+        print(LINK_LINE.format(url=request.get("url", "")))
     if request.get("error"):
         print(f"  ({request['error']})", file=sys.stderr)
     action = (await asyncio.to_thread(input, "answer [accept/decline/cancel]> ")).strip()
     if action not in ACTIONS:
         action = "cancel"
-    if action != "accept" or request.get("type") != "elicitation":
+    if action != "accept" or request.get("type") != "elicitation" or request.get("mode") == "url":
         return ElicitAnswer.model_validate({"action": action})
     fields = (request.get("requested_schema") or {}).get("properties") or {}
     content: dict[str, FormValue] = {}

@@ -1,11 +1,12 @@
 """A tool call's questions from its MCP server: elicitation and sampling requests.
 
 A server may ask during `tools/call`: for input (`elicitation/create`, a form for the
-person) or for a model's reply (`sampling/createMessage`). The model never answers an
-elicitation, and an untrusted server's sampling needs the person's yes. A person cannot
-be asked from inside a call (a LangGraph `interrupt()` ends the node, and the node runs
-again from its top when answered), so a call that asks something no answer in hand fits
-stops there: DuckLM records the question (`pending`), cancels the call (the server gets
+person, or in URL mode a link for the person to open in their browser) or for a model's
+reply (`sampling/createMessage`). The model never answers an elicitation, and an
+untrusted server's sampling needs the person's yes. A person cannot be asked from inside
+a call (a LangGraph `interrupt()` ends the node, and the node runs again from its top
+when answered), so a call that asks something no answer in hand fits stops there: DuckLM
+records the question (`pending`), cancels the call (the server gets
 `notifications/cancelled`) and raises `NeedsPerson`. The tool step asks the person and
 makes the call again with the answers in hand (`answered`), which are handed to the
 server's same questions, in order (`ducklm/turn/tool_step/server_asks.py`).
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import urllib.parse
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -31,7 +33,8 @@ NO_CALL = "DuckLM asks the person only during one of its tool calls, and none is
 MANY_CALLS = "DuckLM cannot tell which of its calls to this server is asking"
 ASKING = "DuckLM stopped this call to ask the person; it will call again with the answer"
 DECLINED = "the person declined to let DuckLM's model answer this server"
-URL_MODE = "DuckLM answers form elicitations only, not URL ones"
+URL_SCHEMES = ("https", "http")
+BAD_URL = "DuckLM asks the person to open http or https links only, not {url!r}"
 TOO_MANY = "the server asked more than {n} questions in one call"
 AGAIN = (
     "DuckLM stopped the call to ask you; answering makes the call again, and your answer "
@@ -113,6 +116,23 @@ class CallAsks:
         """
         return await self._answer(self._question("elicitation", message, requested_schema=schema))
 
+    async def elicit_url(self, message: str, url: str) -> dict[str, Any]:
+        """The person's answer (`action` only) to the server's request to open `url`.
+
+        DuckLM never opens it: the person sees the link and who asks, and says whether
+        they did what it asks (accept), refused (decline) or dismissed it (cancel).
+
+        Raises:
+            QuestionPending: No answer in hand fits: the call is to stop and ask.
+            Refused: `url` is not an http or https link (a `javascript:` or `file:` one
+                is never put before the person).
+        """
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme.lower() not in URL_SCHEMES or not parts.netloc:
+            raise Refused(BAD_URL.format(url=url[:200]))
+        question = self._question("elicitation", message, mode="url", url=url)
+        return {"action": (await self._answer(question))["action"]}
+
     async def sample(self, ask: SamplingAsk) -> Sampled:
         """DuckLM's model's reply; an untrusted server's request asks the person first.
 
@@ -156,7 +176,8 @@ class CallAsks:
 
 def same_question(a: ServerQuestion, b: ServerQuestion) -> bool:
     """Whether two questions ask the same (the call id and error left out)."""
-    keys = ("type", "server", "tool", "message", "requested_schema", "messages")
+    # A URL-mode question's `elicitationId` is left out: servers make a new one each call.
+    keys = ("type", "server", "tool", "message", "mode", "url", "requested_schema", "messages")
     return all(a.get(k) == b.get(k) for k in keys)
 
 

@@ -4,8 +4,9 @@ Imported only when a server starts (it needs the `mcp` SDK, about 1 s of imports
 The SDK's `ClientSession` introduces itself as `mcp`, offers no roots, and when a
 request is given up on (a timeout, Stop, a cancelled task) it forgets it without telling
 the server, which keeps working; `DuckSession` fixes the three. It also takes the
-server's questions during a call (`elicitation/create`, `sampling/createMessage`) to
-the call's `CallAsks` (`asks.py`), and so advertises both capabilities. It counts the
+server's questions during a call (`elicitation/create` in form and URL mode,
+`sampling/createMessage`) to the call's `CallAsks` (`asks.py`); given the callbacks, the
+SDK (1.30) advertises `elicitation: {form, url}` and `sampling`. It counts the
 server's `list_changed` notices for prompts and resources (`changes`).
 """
 
@@ -26,7 +27,6 @@ from mcp.shared.session import RequestResponder
 from ducklm.mcp.asks import (
     MANY_CALLS,
     NO_CALL,
-    URL_MODE,
     CallAsks,
     QuestionPending,
     Refused,
@@ -118,8 +118,11 @@ class DuckSession(ClientSession):
         self, context: RequestContext[ClientSession, Any], params: types.ElicitRequestParams
     ) -> types.ElicitResult | types.ErrorData:
         del context
-        if not isinstance(params, types.ElicitRequestFormParams):
-            return _error(URL_MODE)
+        if isinstance(params, types.ElicitRequestURLParams):
+            message, url = params.message, params.url
+            return await self._ask(
+                lambda asks: asks.elicit_url(message, url), types.ElicitResult.model_validate
+            )
         return await self._ask(
             lambda asks: asks.elicit(params.message, dict(params.requestedSchema)),
             types.ElicitResult.model_validate,

@@ -3,7 +3,9 @@
 tests/support/mcp_server.py's `book_trip` asks for a form (elicitation) during its call;
 the card shows the server's message and the form's fields (with their defaults), and
 Accept sends what the person filled in. `summarize` on an untrusted server asks whether
-DuckLM's model may answer the server; the served reply shows on the tool card.
+DuckLM's model may answer the server; the served reply shows on the tool card. The npm
+everything server's own elicitation, sampling and URL-mode elicitation tools, one after
+the other: its form (multi-selects too), its sampling, and its link (shown, never opened).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Page, expect
+from playwright.async_api import Locator, Page, expect
 
 from ducklm.config.settings import Settings
 from tests.e2e.test_mcp_everything_web import card
@@ -21,6 +23,12 @@ from tests.support.mcp_servers import npm_server, python_server, write_config
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 
 pytestmark = pytest.mark.slow
+LINK = "https://pay.example.com/checkout?order=7"
+
+
+def open_card(turn: Locator, kind: str) -> Locator:
+    """The question card of `kind` still waiting for the person (answered ones stay)."""
+    return turn.locator(f'[data-testid="{kind}-card"][data-state="open"]')
 
 
 @pytest.fixture
@@ -90,7 +98,7 @@ class TestTheEverythingServer:
         config = write_config(tmp_path / "mcp.json", everything=npm_server("server-everything"))
         return settings.model_copy(update={"mcp_config": config, "mcp_tool_tokens": 100_000})
 
-    async def test_its_form_and_sampling_are_asked_and_answered(
+    async def test_its_form_sampling_and_link_are_asked_and_answered(
         self, page: Page, llm: ScriptedLLM
     ) -> None:
         llm.script(reply(tool_calls=[call("everything__trigger-elicitation-request")]))
@@ -98,9 +106,9 @@ class TestTheEverythingServer:
         await send(page, "try the everything server's questions")
         turn = last_turn(page)
         # Untrusted: the call asks first. The first turn starts the server under Node.
-        await turn.get_by_test_id("approve-once").last.click(timeout=120_000)
+        await open_card(turn, "approval").get_by_test_id("approve-once").click(timeout=120_000)
 
-        form = turn.get_by_test_id("elicitation-card").last
+        form = open_card(turn, "elicitation")
         await expect(form.get_by_test_id("elicit-message")).to_have_text(
             "Please provide inputs for the following fields:", timeout=60_000
         )
@@ -124,16 +132,41 @@ class TestTheEverythingServer:
         await expect(elicited).to_contain_text("- Favorite Integer: 42")
         await expect(elicited).to_contain_text('"Piano"')
 
-        await turn.get_by_test_id("approve-once").last.click()
-        asked = turn.get_by_test_id("elicitation-card").last
+        await open_card(turn, "approval").get_by_test_id("approve-once").click()
+        asked = open_card(turn, "elicitation")
         await expect(asked).to_contain_text("name a duck", timeout=60_000)
-        llm.script(reply("Mallory."), reply("The server heard Mallory."))
+        link_call = call("everything__trigger-url-elicitation", url=LINK, message="Pay by card")
+        llm.script(reply("Mallory."), reply(tool_calls=[link_call]))
         await asked.get_by_test_id("elicit-accept").click()
 
-        await expect(turn.get_by_test_id("answer-text")).to_have_text(
-            "The server heard Mallory.", timeout=60_000
-        )
         sampled = card(turn, "trigger-sampling-request")
-        await expect(sampled.get_by_test_id("tool-sampled-reply")).to_have_text("Mallory.")
+        await expect(sampled.get_by_test_id("tool-sampled-reply")).to_have_text(
+            "Mallory.", timeout=60_000
+        )
         await expect(sampled.get_by_test_id("tool-output")).to_contain_text("LLM sampling result")
         await expect(sampled.get_by_test_id("tool-output")).to_contain_text("Mallory.")
+
+        # URL mode: the link shown whole, for the person to open (DuckLM never does).
+        await open_card(turn, "approval").get_by_test_id("approve-once").click()
+        opener = open_card(turn, "elicitation")
+        await expect(opener.get_by_test_id("elicit-message")).to_have_text(
+            "Pay by card", timeout=60_000
+        )
+        link = opener.get_by_test_id("elicit-link")
+        await expect(link).to_have_text(LINK)
+        await expect(link).to_have_attribute("href", LINK)
+        await expect(link).to_have_attribute("target", "_blank")
+        await expect(link).to_have_attribute("rel", "noopener noreferrer")
+        await expect(opener.get_by_test_id("elicit-url-words")).to_contain_text(
+            "everything asks you to open a page on pay.example.com"
+        )
+        assert len(page.context.pages) == 1  # nothing opened it
+        llm.script(reply("The server heard Mallory and the payment."))
+        await opener.get_by_test_id("elicit-accept").click()
+
+        await expect(turn.get_by_test_id("answer-text")).to_have_text(
+            "The server heard Mallory and the payment.", timeout=60_000
+        )
+        opened = card(turn, "trigger-url-elicitation").get_by_test_id("tool-output")
+        await expect(opened).to_contain_text("User completed the URL elicitation flow")
+        await expect(opened).to_contain_text(f"URL: {LINK}")

@@ -6,7 +6,8 @@ client's model (sampling). The elicitation becomes a question of the run (the sa
 interrupt as approvals), answered by the person and never by the model; the call is
 made again with the answer, and what ran before it in the step does not run again.
 Sampling from a trusted server is served by DuckLM's model (the scripted one) and shown
-as `mcp_sampled`; from an untrusted one the person is asked first.
+as `mcp_sampled`; from an untrusted one the person is asked first. `open_link` asks the
+person to open a link (URL-mode elicitation): the same question, answered without content.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pytest
 from ducklm.config.settings import Settings
 from ducklm.runtime.facade import DuckLM, RunResult
 from ducklm.tools.hitl import DecisionError, ElicitAnswer
+from tests.support.mcp_server import PAY_LINK
 from tests.support.mcp_servers import python_server, write_config
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 
@@ -189,3 +191,42 @@ async def test_a_servers_resources_are_listed_and_read_by_a_read_only_tool(
     listed, read = [e for e in result.events if e["type"] == "tool_call_finished"]
     assert "notes://shop shop" in listed["output"] and "The shopping list" in listed["output"]
     assert read["output"].endswith("milk, eggs") and read["mcp_tool"] == "read_resource"
+
+
+@pytest.mark.parametrize("action", ["accept", "decline", "cancel"])
+async def test_a_link_to_open_is_asked_of_the_person_and_each_answer_reaches_the_server(
+    duck: DuckLM, llm: ScriptedLLM, sent: Path, action: str
+) -> None:
+    result = await _to_the_form(duck, llm, call("trips__open_link"))
+    question = _asked(result)["request"]
+    assert question["type"] == "elicitation" and question["mode"] == "url"
+    assert question["url"] == PAY_LINK and question["server"] == "trips"
+    assert question["message"] == "Pay for order 7 in your browser"
+    assert "requested_schema" not in question
+    # A link takes no content: the answer says only what the person did.
+    with pytest.raises(DecisionError, match="a link to open takes no content"):
+        [e async for e in duck.answer("t1", ElicitAnswer(action="accept", content={"x": "y"}))]
+
+    llm.script(reply("Done."))
+    events = [e async for e in duck.answer("t1", ElicitAnswer(action=action))]
+    (finished,) = [e for e in events if e["type"] == "tool_call_finished"]
+    assert finished["output"] == f"the person chose {action}"
+    assert await _bookings(sent) == [f"link {action} None"]
+    # The model never saw the question, so never answered it (the link is in the tool's
+    # schema as its default, which the model is offered).
+    assert question["message"] not in json.dumps(llm.requests)
+
+
+async def test_a_link_that_is_not_http_is_never_put_before_the_person(
+    duck: DuckLM, llm: ScriptedLLM, sent: Path
+) -> None:
+    script = call("trips__open_link", url="javascript:alert(1)")
+    llm.script(reply(tool_calls=[script]), reply("It could not."))
+    await duck.run("pay", thread_id="t1", **QUIET)
+    result = await duck.resume_run("t1", [{"type": "approve"}], **QUIET)
+    assert result.status == "completed"
+    assert [e for e in result.events if e["type"] == "elicitation_requested"] == []
+    (finished,) = [e for e in result.events if e["type"] == "tool_call_finished"]
+    assert finished["status"] == "error"
+    assert "http or https links only" in finished["output"]
+    assert await _bookings(sent) == []

@@ -9,7 +9,8 @@ text out (recorded in `MCP_TEST_SENT`, so a test can see whether it ran), a cras
 a call that never answers, a huge result, and what the process sees of its environment;
 who the client says it is and its roots, a JSON-RPC error, a call that records its
 cancellation, and one that reports progress; one that asks the person (elicitation) and
-one that asks the client's model (sampling); a resource (`notes://shop`).
+one that asks the client's model (sampling), and one that asks the person to open a link
+(URL-mode elicitation, `open_link`); a resource (`notes://shop`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import asyncio
 import os
 import socket
 import sys
+import uuid
 from pathlib import Path
 
 from mcp.server.fastmcp import Context, FastMCP
@@ -170,6 +172,22 @@ async def summarize(ctx: Context, text: str) -> str:  # type: ignore[type-arg]
     content = result.content
     words = content.text if isinstance(content, TextContent) else str(content)
     return f"summary by {result.model}: {words}"
+
+
+PAY_LINK = "https://pay.example.com/order/7?step=confirm"
+
+
+@server.tool()
+async def open_link(ctx: Context, url: str = PAY_LINK) -> str:  # type: ignore[type-arg]
+    """Ask the person to pay in their browser (URL-mode elicitation); record the answer."""
+    params = ctx.session.client_params
+    asked = params.capabilities.elicitation if params else None
+    if asked is None or asked.url is None:  # the spec: only a client that offers URL mode
+        return "the client does not take links"
+    answer = await ctx.session.elicit_url("Pay for order 7 in your browser", url, str(uuid.uuid4()))
+    # Recorded only after the answer: a test reads what reached the server, once.
+    await asyncio.to_thread(send, f"link {answer.action} {answer.content}")
+    return f"the person chose {answer.action}"
 
 
 @server.resource("notes://shop", name="shop", description="The shopping list")
