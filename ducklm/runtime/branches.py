@@ -124,7 +124,7 @@ class CheckpointTree:
         chain = [p for p in self.chain() if p.source == "input"]
         return [
             point
-            for point, after in zip(chain, [*chain[1:], None], strict=True)
+            for point, after in zip(chain, [*chain[1:], None], strict=False)
             if after is None or self.fork_point(after) != self.fork_point(point)
         ]
 

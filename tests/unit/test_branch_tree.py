@@ -59,3 +59,11 @@ def test_a_switch_copy_makes_the_old_version_the_one_shown() -> None:
     later = _turn(40, "030", "r4")
     tree = CheckpointTree([*first, *second, *again, copy, *later])
     assert [t.fork_point for t in tree.turns(RUNS)] == ["000", "002", "030"]
+
+
+def test_a_thread_without_messages_of_the_person_has_no_turns() -> None:
+    # An imported conversation is written by state updates: no `input` checkpoint.
+    tree = CheckpointTree([Point("000", None, "update", None)])
+    assert tree.turns(RUNS) == []
+    assert tree.off_branch_tasks(RUNS) == set()
+    assert CheckpointTree([]).turns(RUNS) == []
