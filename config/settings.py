@@ -151,6 +151,12 @@ class Settings(BaseSettings):
     inputs and outputs in the spans. Off: spans carry timings, names, ids and token counts
     only, so a trace collector never holds what the person said or a tool read."""
 
+    lease_heartbeat_s: float = Field(default=2.0, gt=0, le=60)
+    """On PostgreSQL: how often a process renews the leases of its runs; a lease
+    expires after three of these, and any server's reaper takes its run over."""
+    worker_runs: int = Field(default=8, ge=1, le=1024)
+    """On PostgreSQL: runs a server takes from the run queue at once (its share)."""
+
     prune_keep_last: int | None = Field(default=None, ge=1)
     """Checkpoints kept per thread when the server prunes at start; unset: no pruning."""
     prune_older_than_days: float | None = Field(default=None, ge=0)

@@ -106,7 +106,7 @@ async def open_dependencies(
         _open_tokens(base_url) as tokens,
         open_mcp(settings) as mcp,
     ):
-        stores = RunStores.on(db, owner)
+        stores = RunStores.on(db, owner, heartbeat_s=settings.lease_heartbeat_s)
         episodes = await open_episodes(settings, db, memory) if settings.episodes else None
         context = DuckContext(
             settings=settings,

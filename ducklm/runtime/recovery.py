@@ -8,10 +8,11 @@ event saying so. `DuckLM.continue_run` (`ducklm resume THREAD`,
 `POST /v1/tasks/{id}/resume/stream`) goes on from its last checkpoint.
 
 With PostgreSQL (`DUCK_DATABASE_URL`) servers on several machines share the `runs`
-table. The rule stays: a process marks only runs whose owner ran on its own host and is
-gone; another host's runs count as alive, since only that host can tell. Host names must
-therefore be unique and stable per worker (docs/deployment.md says what to do about a
-host that never comes back).
+table, and a run is owned through its lease instead (`ducklm.stores.leases`): a run
+whose lease expired is taken over by any server's reaper (`ducklm.runtime.reaper`),
+which goes on with it or closes it here (`close_run`). Only a run without a lease
+(started by a DuckLM from before leases) keeps the host rule: a process marks it only
+when its owner ran on its own host and is gone.
 
 A dead review run (the critic and memory policy behind an answered turn) is not a turn
 to resume: its turn's task keeps its answer and status, and its audit log ends with a
@@ -66,16 +67,21 @@ async def _mark(run: RunRecord, db: Database, runs: Runs, tasks: Tasks, audit: A
 async def _mark_in(run: RunRecord, runs: Runs, tasks: Tasks, audit: AuditLog) -> bool:
     if not await runs.mark_interrupted(run.run_id, INTERRUPTED_BY_RESTART):
         return False
+    await close_run(run, tasks, audit, INTERRUPTED_BY_RESTART)
+    return True
+
+
+async def close_run(run: RunRecord, tasks: Tasks, audit: AuditLog, reason: str) -> None:
+    """End the task of a dead run (already marked) as `interrupted`, with its closing event.
+
+    A turn's task waits to be resumed (`DuckLM.continue_run`) and its log ends with a
+    `done`; a review run's turn keeps its answer and its log says `review_skipped`.
+    """
     ids = {"thread_id": run.thread_id, "task_id": run.task_id, "run_id": run.run_id}
     if run.kind == "review":
-        closing = {"type": "review_skipped", "reason": INTERRUPTED_BY_RESTART, **ids}
+        closing = {"type": "review_skipped", "reason": reason, **ids}
     else:
         if run.task_id:
-            await tasks.set_status(run.task_id, "interrupted", error=INTERRUPTED_BY_RESTART)
-        closing = {
-            "type": "done",
-            **done_fields("interrupted", reason=INTERRUPTED_BY_RESTART),
-            **ids,
-        }
+            await tasks.set_status(run.task_id, "interrupted", error=reason)
+        closing = {"type": "done", **done_fields("interrupted", reason=reason), **ids}
     await audit.append(run.thread_id, run.run_id, closing)
-    return True

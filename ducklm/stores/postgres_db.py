@@ -7,6 +7,7 @@ allows one running run per thread, and an advisory lock per thread numbers its e
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
@@ -15,6 +16,7 @@ from typing import Any
 import psycopg
 from psycopg import AsyncConnection
 from psycopg.conninfo import conninfo_to_dict
+from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool
 
 from ducklm.stores.db import Database, DatabaseUnavailable, Params, Row
@@ -30,6 +32,7 @@ from ducklm.stores.schema import (
 POOL_MAX = 10
 CONNECT_TIMEOUT_S = 10
 SETUP_LOCK = "ducklm schema"
+SETUP_POLL_S = 0.05
 """Advisory lock key held while tables are created: two servers starting at once would
 otherwise race on PostgreSQL's catalog (`CREATE TABLE IF NOT EXISTS` is not atomic)."""
 
@@ -88,8 +91,10 @@ class PostgresDatabase(Database):
 
     async def create_tables(self, ddl: str) -> None:
         """Create tables written for SQLite, under the setup lock."""
-        async with self.transaction():
-            await self.serialize(SETUP_LOCK)
+        # The lock is taken before the transaction opens: a transaction waiting for it
+        # would hold up another worker's `CREATE INDEX CONCURRENTLY` (the checkpointer's
+        # setup, under the same lock), which waits for every older transaction.
+        async with setup_lock(self.pool), self.transaction():
             for statement in statements(postgres_ddl(ddl)):
                 await self.execute(statement)
 
@@ -112,9 +117,26 @@ class PostgresDatabase(Database):
 
 @asynccontextmanager
 async def setup_lock(pool: AsyncConnectionPool[Any]) -> AsyncIterator[None]:
-    """Hold the setup lock on a connection of `pool` for the block (any transaction mode)."""
+    """Hold the setup lock on a connection of `pool` for the block (any transaction mode).
+
+    Taken by polling, each try its own short transaction: a worker blocked in
+    `pg_advisory_lock` would sit in a transaction that the holder's `CREATE INDEX
+    CONCURRENTLY` waits for, and neither would ever go on (three workers starting
+    together did exactly that).
+    """
     async with pool.connection() as conn:
-        await conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (SETUP_LOCK,))
+        while True:
+            # A tuple row whatever the pool's row factory (the checkpointer's makes dicts).
+            cursor = conn.cursor(row_factory=tuple_row)
+            await cursor.execute(
+                "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (SETUP_LOCK,)
+            )
+            row = await cursor.fetchone()
+            if not conn.autocommit:
+                await conn.commit()  # the session's lock stays; the transaction ends
+            if row is not None and row[0]:
+                break
+            await asyncio.sleep(SETUP_POLL_S)
         try:
             yield
         finally:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import psycopg
 
 from ducklm.stores.db import Database, ThreadRunning
+from ducklm.stores.leases import RunLeases
 from ducklm.stores.owner import ProcessOwner
 
 _COLUMNS = (
@@ -42,12 +43,23 @@ class Runs:
     """The `runs` table.
 
     `owner` names this process (see `ducklm.runtime.recovery`); every run it starts records it,
-    so a later process can tell a run whose process died from one still going.
+    so a later process can tell a run whose process died from one still going. With
+    `leases` (PostgreSQL) every run it starts is also leased to it (`ducklm.stores.leases`).
     """
 
-    def __init__(self, db: Database, *, owner: ProcessOwner | None = None) -> None:
+    COLUMNS = _COLUMNS
+    """The columns a `RunRecord` is read from, in its fields' order."""
+
+    def __init__(
+        self,
+        db: Database,
+        *,
+        owner: ProcessOwner | None = None,
+        leases: RunLeases | None = None,
+    ) -> None:
         self._db = db
         self.owner = owner
+        self.leases = leases
 
     async def start(self, run_id: str, thread_id: str, task_id: str, *, kind: str = "turn") -> None:
         """Record that `run_id` of `task_id` started on `thread_id`; `kind` as in `RunRecord`.
@@ -56,11 +68,13 @@ class Runs:
             ThreadRunning: Another run of the thread is recorded as running; a unique
                 index says so, whichever process (or machine) started it.
         """
+        columns, values, lease = self.leases.insert_columns() if self.leases else ("", "", ())
+        owner = self.owner and self.owner.token()
         try:
             await self._db.execute(
-                "INSERT INTO runs (run_id, thread_id, status, started_at, task_id, owner, kind) "
-                "VALUES (?, ?, 'running', ?, ?, ?, ?)",
-                (run_id, thread_id, time.time(), task_id, self.owner and self.owner.token(), kind),
+                f"INSERT INTO runs (run_id, thread_id, status, started_at, task_id, owner, kind"
+                f"{columns}) VALUES (?, ?, 'running', ?, ?, ?, ?{values})",
+                (run_id, thread_id, time.time(), task_id, owner, kind, *lease),
             )
         except (sqlite3.IntegrityError, psycopg.errors.UniqueViolation):
             raise ThreadRunning(f"conversation {thread_id!r} is already running a task") from None
@@ -97,16 +111,21 @@ class Runs:
             )
         except (sqlite3.IntegrityError, psycopg.errors.UniqueViolation):
             raise ThreadRunning("the conversation is already running a task") from None
+        if changed and self.leases is not None:
+            await self.leases.hold(run_id)
         return changed > 0
 
     async def running(self) -> list[tuple[RunRecord, str | None]]:
         """Runs recorded as running (or deferred), each with the process that owns it.
 
         Oldest first. A deferred review run belongs to its process as a running one does.
+        With leases, only runs without one: a leased run's owner is its lease, and an
+        expired lease is the reaper's (`ducklm.runtime.reaper`), not a host's to judge.
         """
+        unleased = " AND lease_owner IS NULL" if self.leases is not None else ""
         rows = await self._db.fetchall(
-            f"SELECT {_COLUMNS}, owner FROM runs WHERE status IN ('running', 'deferred') "
-            "ORDER BY started_at"
+            f"SELECT {_COLUMNS}, owner FROM runs WHERE status IN ('running', 'deferred')"
+            f"{unleased} ORDER BY started_at"
         )
         return [(RunRecord(*row[:-1]), row[-1]) for row in rows]
 
