@@ -1,18 +1,24 @@
 // MCP in the composer: typing `/` first offers the servers' prompts (`/server:prompt`,
 // with each one's description and arguments); `@` offers their resources
-// (`@server:uri`). Arrow keys move, Enter or Tab takes one, Escape closes. The lists come
+// (`@server:uri`), and their URI templates, taken up to the first `{...}` part for the
+// person to fill in. After `/server:prompt `, the word being typed is one of the prompt's
+// arguments (`name=va`, or the next value in order): the server suggests its values
+// (`completion/complete`, through POST /v1/mcp/prompts/{server}/{name}/complete, told the
+// arguments given before it). Arrow keys move, Enter or Tab takes one, Escape closes. The lists come
 // from GET /v1/mcp/prompts and /v1/mcp/resources once per page (the server reads them
 // again after a server's list_changed; a reload shows that). The server expands what
 // was typed when it is sent, and `message_sent` shows what went (`showSent`).
 
-import { get } from "./api.js";
+import { get, post } from "./api.js";
 import { append, h, replaceChildren } from "./dom.js";
 
 const SOURCES = {
   "/": { path: "/v1/mcp/prompts", key: "prompts", insert: (p) => p.command },
-  "@": { path: "/v1/mcp/resources", key: "resources", insert: (r) => r.mention },
+  "@": { path: "/v1/mcp/resources", key: "resources", insert: (r) => (r.template ? r.mention.split("{")[0] : r.mention) },
 };
 const MAX_SHOWN = 12;
+// A prompt argument's values, from the server: each item carries what it inserts.
+const ARGUMENT = { insert: (item) => item.insert };
 
 export class McpCompletion {
   /** @param {HTMLTextAreaElement} input - the composer's box */
@@ -42,13 +48,64 @@ export class McpCompletion {
 
   async update() {
     const word = this.word();
-    if (!word) return this.close();
+    if (!word) return this.updateArgument();
     const source = SOURCES[word.sigil];
     const all = await this.load(source);
     if (this.word()?.text !== word.text) return; // the person typed on meanwhile
     this.items = all.filter((item) => source.insert(item).startsWith(word.text)).slice(0, MAX_SHOWN);
     this.active = 0;
     this.render(source);
+  }
+
+  /**
+   * The prompt argument being typed after `/server:prompt ` (words split on spaces; a
+   * quoted value is not completed): the prompt, the argument, its value so far, the
+   * arguments before it, and where the word starts.
+   */
+  async argumentWord() {
+    const before = this.input.value.slice(0, this.input.selectionStart);
+    const match = /^\/(\S+) (.*)$/s.exec(before);
+    if (!match || /["']/.test(match[2])) return null;
+    const prompts = await this.load(SOURCES["/"]);
+    const prompt = prompts.find((p) => p.command === `/${match[1]}`);
+    const words = match[2].split(/\s+/);
+    const current = words.pop();
+    if (!prompt?.arguments?.length) return null;
+    const names = prompt.arguments.map((a) => a.name);
+    const given = {};
+    const bare = [];
+    for (const word of words.filter(Boolean)) {
+      const [key, ...rest] = word.split("=");
+      if (rest.length && names.includes(key)) given[key] = rest.join("=");
+      else bare.push(word);
+    }
+    const free = names.filter((n) => !(n in given));
+    bare.forEach((value, i) => { if (free[i]) given[free[i]] = value; });
+    const [key, ...rest] = current.split("=");
+    const named = rest.length > 0 && names.includes(key);
+    const argument = named ? key : free[bare.length];
+    if (!argument) return null;
+    delete given[argument];
+    const value = named ? rest.join("=") : current;
+    return { prompt, argument, value, given, named, text: current, start: before.length - current.length };
+  }
+
+  async updateArgument() {
+    const typed = await this.argumentWord();
+    if (!typed) return this.close();
+    const [server, name] = typed.prompt.command.slice(1).split(":");
+    const path = `/v1/mcp/prompts/${encodeURIComponent(server)}/${encodeURIComponent(name)}/complete`;
+    const body = await post(path, { argument: typed.argument, value: typed.value, arguments: typed.given }).catch(() => null);
+    const now = await this.argumentWord();
+    if (now?.text !== typed.text || now.argument !== typed.argument) return; // typed on meanwhile
+    const prefix = typed.named ? `${typed.argument}=` : "";
+    this.items = (body?.values ?? [])
+      // A value with spaces would need quotes; the one already typed is no suggestion.
+      .filter((value) => !/\s/.test(value) && value !== typed.value)
+      .slice(0, MAX_SHOWN)
+      .map((value) => ({ insert: prefix + value, description: typed.argument, start: typed.start }));
+    this.active = 0;
+    this.render(ARGUMENT);
   }
 
   async load(source) {
@@ -71,7 +128,8 @@ export class McpCompletion {
             attrs: { role: "option", "aria-selected": String(index === this.active) },
             on: { mousedown: (event) => (event.preventDefault(), this.choose(index)) },
           },
-          h("code", { text: source.insert(item) }),
+          // A template shows whole, so the person sees what is left to fill in.
+          h("code", { text: item.template ? item.mention : source.insert(item) }),
           item.arguments?.length ? h("span", { class: "mcp-args", testid: "mcp-args", text: args(item) }) : null,
           h("span", { class: "muted", text: item.description || item.name || "" }),
         ),
@@ -99,12 +157,13 @@ export class McpCompletion {
   }
 
   choose(index) {
-    const word = this.word();
     const item = this.items[index];
+    const word = this.source === ARGUMENT && item ? { start: item.start } : this.word();
     if (!word || !item) return this.close();
     const value = this.input.value;
     const end = this.input.selectionStart;
-    const chosen = `${this.source.insert(item)} `;
+    // A template's start is taken without the space: the person types on into it.
+    const chosen = item.template ? this.source.insert(item) : `${this.source.insert(item)} `;
     this.input.value = value.slice(0, word.start) + chosen + value.slice(end);
     this.input.selectionStart = this.input.selectionEnd = word.start + chosen.length;
     this.input.dispatchEvent(new Event("input"));

@@ -1,9 +1,10 @@
-"""A server's prompts and resources, listed once per session and again after `list_changed`.
+"""A server's prompts, resources and resource templates: listed once per session.
 
-The person's completion list asks for them at each `/` or `@` typed; listing again each
-time would be a round trip per keystroke. A list is kept with the session it came from
-and the count of that session's `list_changed` notices (`session.py:DuckSession.changes`),
-so a restarted server or a changed list is read afresh.
+They are listed again after `list_changed`. The person's completion list asks for them
+at each `/` or `@` typed; listing again each time would be a round trip per keystroke. A
+list is kept with the session it came from and the count of that session's
+`list_changed` notices (`session.py:DuckSession.changes`), so a restarted server or a
+changed list is read afresh.
 """
 
 from __future__ import annotations
@@ -90,3 +91,24 @@ async def guarded(
     except Exception as exc:  # a JSON-RPC error, a timeout, a broken session
         why = getattr(getattr(exc, "error", None), "message", None) or type(exc).__name__
         raise error(FAILED.format(name=server.spec.name, what=what, why=why)) from None
+
+
+async def list_templates(session: ClientSession) -> list[Any]:
+    """The server's resource templates (`resources/templates/list`), every page.
+
+    A server with resources need not answer it (the method is optional): its error is
+    no templates, not a failed list.
+    """
+    from mcp.shared.exceptions import McpError  # noqa: PLC0415  loaded with the session
+
+    found: list[Any] = []
+    cursor: str | None = None
+    while True:
+        try:
+            page = await session.list_resource_templates(cursor=cursor)
+        except McpError:
+            return found
+        found.extend(page.resourceTemplates)
+        cursor = page.nextCursor
+        if not cursor:
+            return found

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ducklm.mcp.catalog import guarded, listed, running_session
+from ducklm.mcp.catalog import guarded, list_templates, listed, running_session
 from ducklm.mcp.content import render_result
 from ducklm.mcp.resources import READ, READ_ONLY
 from ducklm.tools.mcp_info import McpToolInfo, model_name
@@ -85,8 +85,11 @@ def find_mentions(text: str, servers: set[str]) -> list[Mention]:
     return found
 
 
-async def list_resources(server: McpServer) -> list[dict[str, str]]:
-    """The resources `server` lists (`uri`, `name`, `description`, `mime_type`), for completion.
+async def list_resources(server: McpServer) -> list[dict[str, Any]]:
+    """The resources `server` lists, then its resource templates, for completion.
+
+    Each is `uri`, `name`, `description`, `mime_type` and `template` (the `uri` is then
+    an RFC 6570 template, `{...}` parts for the person to fill).
 
     Raises:
         TypedInputError: The server is not running, or could not list them.
@@ -94,23 +97,26 @@ async def list_resources(server: McpServer) -> list[dict[str, str]]:
     return await listed(server, "resources", _fetch)
 
 
-async def _fetch(session: ClientSession) -> list[dict[str, str]]:
-    found: list[dict[str, str]] = []
+async def _fetch(session: ClientSession) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
     cursor: str | None = None
     while True:
         page = await session.list_resources(cursor=cursor)
-        found.extend(
-            {
-                "uri": str(r.uri),
-                "name": r.name,
-                "description": r.description or "",
-                "mime_type": r.mimeType or "",
-            }
-            for r in page.resources
-        )
+        found.extend(_entry(str(r.uri), r, template=False) for r in page.resources)
         cursor = page.nextCursor
         if not cursor:
-            return found
+            break
+    return found + [_entry(t.uriTemplate, t, template=True) for t in await list_templates(session)]
+
+
+def _entry(uri: str, item: Any, *, template: bool) -> dict[str, Any]:
+    return {
+        "uri": uri,
+        "name": item.name,
+        "description": item.description or "",
+        "mime_type": item.mimeType or "",
+        "template": template,
+    }
 
 
 async def attach(server: McpServer, mention: Mention) -> Attachment:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_core.tools import BaseTool, StructuredTool
 
-from ducklm.mcp.catalog import guarded
+from ducklm.mcp.catalog import guarded, list_templates
 from ducklm.mcp.content import render_result
 from ducklm.tools.errors import ToolError
 from ducklm.tools.mcp_info import METADATA_KEY, McpToolInfo, model_name
@@ -30,8 +30,15 @@ T = TypeVar("T")
 LIST = "list_resources"
 READ = "read_resource"
 READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
-LIST_WORDS = "List the resources (files, documents, records) the MCP server {name} offers."
-READ_WORDS = "Read one resource of the MCP server {name} by its URI (from {list_name})."
+LIST_WORDS = (
+    "List the resources (files, documents, records) the MCP server {name} offers, and its"
+    " URI templates."
+)
+READ_WORDS = (
+    "Read one resource of the MCP server {name} by its URI (from {list_name}; for a"
+    " template, its {{...}} parts filled in)."
+)
+TEMPLATE_LINE = "- template {uri} {name}{about}{words} (fill in the {{...}} parts to read it)"
 NO_RESOURCES = "the MCP server {name} lists no resources"
 READ_SCHEMA = {
     "type": "object",
@@ -99,12 +106,23 @@ async def _list(server: McpServer) -> str:
     while True:
         page = await session.list_resources(cursor=cursor)
         for item in page.resources:
-            about = f" ({item.mimeType})" if item.mimeType else ""
-            words = f": {item.description}" if item.description else ""
+            about, words = _about(item.mimeType, item.description)
             lines.append(f"- {item.uri} {item.name}{about}{words}")
         cursor = page.nextCursor
         if not cursor:
-            return "\n".join(lines) or NO_RESOURCES.format(name=server.spec.name)
+            break
+    for template in await list_templates(session):
+        about, words = _about(template.mimeType, template.description)
+        lines.append(
+            TEMPLATE_LINE.format(
+                uri=template.uriTemplate, name=template.name, about=about, words=words
+            )
+        )
+    return "\n".join(lines) or NO_RESOURCES.format(name=server.spec.name)
+
+
+def _about(mime_type: str | None, description: str | None) -> tuple[str, str]:
+    return (f" ({mime_type})" if mime_type else "", f": {description}" if description else "")
 
 
 async def _read(server: McpServer, uri: str) -> tuple[str, dict[str, Any]]:

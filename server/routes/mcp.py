@@ -1,7 +1,8 @@
 """`/v1/mcp/...`: the MCP servers of this server's process, their prompts and resources.
 
 `servers` is the activity drawer's; `prompts` and `resources` feed the composer's
-completion list (`ui/mcp-complete.js`), and `POST prompts/{server}/{name}` expands one
+completion list (`ui/mcp-complete.js`), as does `POST prompts/{server}/{name}/complete`
+(an argument's values, from the server), and `POST prompts/{server}/{name}` expands one
 prompt without sending it. Listing starts the servers that are not running (the person
 asked for what they offer); one that cannot start is named in `problems`.
 """
@@ -14,6 +15,7 @@ from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
 
 from ducklm.mcp.catalog import from_each
+from ducklm.mcp.completion import complete_prompt_argument
 from ducklm.mcp.connect import needs_sign_in
 from ducklm.mcp.mentions import list_resources
 from ducklm.mcp.prompts import check_arguments, find_prompt, get_prompt, list_prompts
@@ -24,6 +26,7 @@ from ducklm.server.responses import McpServersView, McpServerView, errors
 
 router = APIRouter(tags=["mcp"])
 UNKNOWN_SERVER = "no MCP server {name!r} is configured"
+NO_ARGUMENT = "{command} has no argument {name!r}"
 
 
 class Problem(BaseModel):
@@ -59,7 +62,11 @@ class PromptsView(BaseModel):
 
 
 class ResourceView(BaseModel):
-    """A resource a server lists: `mention` is what the person types to attach it."""
+    """A resource a server lists: `mention` is what the person types to attach it.
+
+    With `template`, `uri` is a URI template (`resources/templates/list`): the person
+    fills its `{...}` parts before sending.
+    """
 
     server: str
     uri: str
@@ -67,6 +74,7 @@ class ResourceView(BaseModel):
     name: str = ""
     description: str = ""
     mime_type: str = ""
+    template: bool = False
 
 
 class ResourcesView(BaseModel):
@@ -81,6 +89,22 @@ class PromptArguments(BaseModel):
 
     model_config = {"extra": "forbid"}
     arguments: dict[str, str] = Field(default_factory=dict)
+
+
+class CompletionAsked(BaseModel):
+    """What the person is typing: one argument's value so far, and those already given."""
+
+    model_config = {"extra": "forbid"}
+    argument: str = Field(min_length=1)
+    value: str = ""
+    arguments: dict[str, str] = Field(default_factory=dict)
+
+
+class CompletionView(BaseModel):
+    """The server's values for the argument (none when it does not complete)."""
+
+    values: list[str]
+    has_more: bool = False
 
 
 class SentMessageView(BaseModel):
@@ -127,7 +151,7 @@ async def mcp_prompts(duck: Duck) -> PromptsView:
 
 @router.get("/mcp/resources")
 async def mcp_resources(duck: Duck) -> ResourcesView:
-    """Every resource the servers list (started if need be), for `@server:uri`."""
+    """Every resource and URI template of the servers (started if need be), for `@server:uri`."""
 
     async def listed(server: McpServer) -> list[ResourceView]:
         name = server.spec.name
@@ -145,11 +169,7 @@ async def expand_prompt(
     server: str, name: str, body: PromptArguments, duck: Duck
 ) -> ExpandedPrompt:
     """The messages the prompt gives with these arguments (`prompts/get`); nothing is sent."""
-    mcp = duck.context.mcp
-    held = next((s for s in mcp.servers if s.spec.name == server), None)
-    if held is None:
-        raise HTTPException(404, UNKNOWN_SERVER.format(name=server))
-    await mcp.ensure([server])
+    held = await _started(duck.context.mcp, server)
     prompt = await find_prompt(held, name)
     arguments = check_arguments(prompt, body.arguments)
     messages = await get_prompt(held, name, arguments)
@@ -157,6 +177,30 @@ async def expand_prompt(
         command=prompt.command,
         messages=[SentMessageView(role=m.role, text=m.text) for m in messages],
     )
+
+
+@router.post("/mcp/prompts/{server}/{name}/complete", responses=errors(404, 422))
+async def complete_argument(
+    server: str, name: str, body: CompletionAsked, duck: Duck
+) -> CompletionView:
+    """The server's values for one argument of the prompt (`completion/complete`)."""
+    held = await _started(duck.context.mcp, server)
+    prompt = await find_prompt(held, name)
+    if body.argument not in {a.name for a in prompt.arguments}:
+        raise HTTPException(422, NO_ARGUMENT.format(command=prompt.command, name=body.argument))
+    values, more = await complete_prompt_argument(
+        held, name, body.argument, body.value, body.arguments
+    )
+    return CompletionView(values=values, has_more=more)
+
+
+async def _started(mcp: McpServers, server: str) -> McpServer:
+    """The configured server named `server`, started if need be; 404 when there is none."""
+    held = next((s for s in mcp.servers if s.spec.name == server), None)
+    if held is None:
+        raise HTTPException(404, UNKNOWN_SERVER.format(name=server))
+    await mcp.ensure([server])
+    return held
 
 
 async def _gather(mcp: McpServers, each: Any) -> tuple[list[Any], list[Problem]]:

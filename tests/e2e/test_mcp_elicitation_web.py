@@ -98,11 +98,39 @@ class TestTheEverythingServer:
         config = write_config(tmp_path / "mcp.json", everything=npm_server("server-everything"))
         return settings.model_copy(update={"mcp_config": config, "mcp_tool_tokens": 100_000})
 
+    async def complete_in_the_composer(self, page: Page) -> None:
+        """A prompt's arguments from the server (`completion/complete`), and a template."""
+        box = page.get_by_test_id("composer-input")
+        items = page.get_by_test_id("mcp-complete-item")
+        values = items.locator("code")  # each item: what it inserts, then what it is
+        await box.press_sequentially("/everything:completable-prompt ")
+        # The first `/` starts the server under Node: allow for a loaded machine.
+        await expect(values).to_have_text(
+            ["Engineering", "Sales", "Marketing", "Support"], timeout=120_000
+        )
+        await expect(items.first).to_contain_text("department")
+        await box.press_sequentially("S")
+        await expect(values).to_have_text(["Sales", "Support"])
+        await box.press("ArrowDown")
+        await box.press("Enter")
+        await expect(box).to_have_value("/everything:completable-prompt Support ")
+        # The second argument's values depend on the first: the server was told it.
+        await expect(values).to_have_text(["John", "Kim", "Lee"])
+        await box.press("Escape")
+        await box.fill("")
+        await box.press_sequentially("@everything:demo://resource/dynamic/te")
+        template = values.filter(has_text="{resourceId}")
+        await expect(template).to_have_text("@everything:demo://resource/dynamic/text/{resourceId}")
+        await box.press("Enter")  # up to the part to fill in, without a space
+        await expect(box).to_have_value("@everything:demo://resource/dynamic/text/")
+        await box.fill("")
+
     async def test_its_form_sampling_and_link_are_asked_and_answered(
         self, page: Page, llm: ScriptedLLM
     ) -> None:
-        llm.script(reply(tool_calls=[call("everything__trigger-elicitation-request")]))
         await quiet(page)
+        await self.complete_in_the_composer(page)
+        llm.script(reply(tool_calls=[call("everything__trigger-elicitation-request")]))
         await send(page, "try the everything server's questions")
         turn = last_turn(page)
         # Untrusted: the call asks first. The first turn starts the server under Node.
