@@ -21,6 +21,7 @@ from ducklm.cli.prune import add_prune_commands
 
 if TYPE_CHECKING:
     from ducklm.config.settings import Settings
+    from ducklm.runtime.states import StateReader
 
 FOLLOW_POLL_S = 0.5
 WAITING_HINT = "task {task} waits for an answer: ducklm resume {thread} ..."
@@ -129,7 +130,7 @@ async def cmd_history(settings: Settings, args: argparse.Namespace) -> int:
                 for message in messages:
                     print(json.dumps(message.model_dump(mode="json"), ensure_ascii=False))
             else:
-                await _print_transcript(settings, args.thread, messages)
+                await _print_transcript(settings, states, args.thread, messages)
             return 0
         snapshots = await states.history(args.thread, limit=args.limit)
         for index, snapshot in enumerate(snapshots):
@@ -147,13 +148,18 @@ async def cmd_history(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-async def _print_transcript(settings: Settings, thread: str, messages: list[Any]) -> None:
-    """The conversation as it happened: what the web chat shows, in text."""
+async def _print_transcript(
+    settings: Settings, states: StateReader, thread: str, messages: list[Any]
+) -> None:
+    """The conversation as it happened on the branch shown: what the web chat shows, in text."""
+    from ducklm.runtime.branches import Branches  # noqa: PLC0415  see module doc
     from ducklm.runtime.operator import open_operator_stores  # noqa: PLC0415  see module doc
     from ducklm.runtime.transcript import read_transcript, transcript_lines  # noqa: PLC0415
 
     async with open_operator_stores(settings) as stores:
-        exchanges = await read_transcript(stores, thread, messages)
+        # A regenerated or edited message's other versions answered on other branches.
+        hidden = await Branches(states.graph, stores.runs).off_branch_tasks(thread)
+        exchanges = await read_transcript(stores, thread, messages, hidden=hidden)
     for line in transcript_lines(exchanges):
         print(line)
 

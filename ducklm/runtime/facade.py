@@ -36,9 +36,11 @@ from ducklm.mcp.errors import TypedInputError
 from ducklm.mcp.typed import expand, has_mcp_parts
 from ducklm.memory.embeddings import embeddings_warm
 from ducklm.memory.episodes import EpisodeWriter
+from ducklm.runtime.branches import Branches
 from ducklm.runtime.conversation_search import ConversationSearch, search_conversations
 from ducklm.runtime.episodes import reindex_conversations, turn_loader
 from ducklm.runtime.exports.importing import AT_REST
+from ducklm.runtime.leases import keep_leases
 from ducklm.runtime.model_choice import ModelServer, check_model, model_server
 from ducklm.runtime.observer import RunObserver
 from ducklm.runtime.recovery import recover_dead_runs
@@ -66,6 +68,7 @@ from ducklm.stores import (
     Conversations,
     Database,
     RunRecord,
+    RunStores,
     TaskRecord,
 )
 from ducklm.stores.checkpoint_copy import copy_checkpoints
@@ -141,6 +144,8 @@ class DuckLM:
         self.states = StateReader(graph)
         """Reads the threads' checkpointed states: `snapshot` (the latest, or one
         checkpoint) and `history` (`ducklm.runtime.states`)."""
+        self.branches = Branches(graph, deps.stores.runs)
+        """Each message's versions, from the checkpoint tree (`ducklm.runtime.branches`)."""
         self.observer: RunObserver | None = None
         """Sees every run's events and steps (the server's metrics); `None`: nobody."""
         self._prefetches: set[asyncio.Task[Any]] = set()
@@ -181,6 +186,7 @@ class DuckLM:
         async with (
             open_dependencies(settings) as deps,
             open_checkpointer(settings.checkpoint_location) as saver,
+            keep_leases(deps.stores),  # PostgreSQL: this process's runs stay its own
         ):
             await recover_dead_runs(deps.stores)
             graph = build_graph(
@@ -220,6 +226,11 @@ class DuckLM:
     def database(self) -> Database:
         """DuckLM's own database (tasks, runs, events, conversations, rules)."""
         return self._deps.stores.db
+
+    @property
+    def run_stores(self) -> RunStores:
+        """Runs, tasks, events and conversations, on `database` (the reaper takes them)."""
+        return self._deps.stores
 
     @property
     def conversations(self) -> Conversations:
@@ -521,6 +532,44 @@ class DuckLM:
         ):
             yield item
 
+    async def fork(
+        self,
+        thread_id: str,
+        checkpoint_id: str,
+        message: str | None = None,
+        *,
+        critic: bool = True,
+        memory: bool = True,
+        task_id: str | None = None,
+    ) -> AsyncIterator[Event]:
+        """A new version of the message at `checkpoint_id`: regenerate, or edit and resend.
+
+        The turn runs again from the checkpoint before the message, with `message` (the
+        same text when `None`), as a new task on a new branch that becomes the head.
+        Nothing of the other branch is reused: every call goes through the tool policy
+        again, and anything not read-only asks (`ducklm.runtime.branches`).
+
+        Raises:
+            BranchError: No message starts at `checkpoint_id`; raised when iteration starts.
+        """
+        fork_point, text = await self.branches.fork_of(thread_id, checkpoint_id)
+        text = text if message is None else message
+        task = TaskRef(task_id or new_task_id(), text, bump_conversation=True)
+        self._prefetch_embedding(text)
+        graph_input: dict[str, Any] = {"messages": [HumanMessage(content=text)]}
+        async for item in self._stream(
+            graph_input, thread_id, task, critic, memory, checkpoint_id=fork_point
+        ):
+            yield item
+
+    async def switch_branch(self, thread_id: str, checkpoint_id: str) -> str:
+        """Show the version of a message that starts at `checkpoint_id`; the new head's id.
+
+        The caller holds the thread (no run goes on). Raises `BranchError` as `fork` does.
+        """
+        async with self.reviews.hold(thread_id, DEFERRED_FOR_MESSAGE):
+            return await self.branches.switch(thread_id, checkpoint_id)
+
     async def _turn_input(self, thread_id: str) -> str:
         saver = self.graph.checkpointer
         assert isinstance(saver, BaseCheckpointSaver)  # compiled with one in `open`
@@ -578,7 +627,10 @@ class DuckLM:
 
     async def transcript(self, thread_id: str) -> list[Exchange]:
         """The conversation as it happened: one exchange per message (`runtime.transcript`)."""
-        return await read_transcript(self._deps.stores, thread_id, await self.messages(thread_id))
+        # Tasks that answered on another branch would lend this one their facts.
+        hidden = await self.branches.off_branch_tasks(thread_id)
+        messages = await self.messages(thread_id)
+        return await read_transcript(self._deps.stores, thread_id, messages, hidden=hidden)
 
     async def state(self, thread_id: str) -> DuckState | None:
         """The whole state of `thread_id`, or `None` for an unknown thread."""

@@ -21,6 +21,11 @@ class StateReader:
     def __init__(self, graph: DuckGraph) -> None:
         self._graph = graph
 
+    @property
+    def graph(self) -> DuckGraph:
+        """The compiled graph the states are read through."""
+        return self._graph
+
     async def snapshot(self, thread_id: str, checkpoint_id: str | None = None) -> StateSnapshot:
         """The thread's state (at `checkpoint_id`, else the latest): values, next, interrupts."""
         return await self._graph.aget_state(thread_config(thread_id, checkpoint_id))

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from ducklm.config.settings import Settings
+from ducklm.runtime.facade import DuckLM
 from tests.support.cli import cli_env, run_cli
 from tests.support.scripted_llm import ScriptedLLM, reply
 
@@ -35,3 +36,24 @@ async def test_history_shows_answers_and_a_failed_turn_with_its_error(
     assert lines[3] == "you: and now?"
     (failed,) = lines[4:]
     assert failed.startswith("  failed: ") and len(failed) > len("  failed: ")
+
+
+async def test_history_tells_the_branch_shown_after_a_regenerate_and_a_switch_back(
+    settings: Settings, llm: ScriptedLLM, tmp_path: Path
+) -> None:
+    # Answers of 2 and 7 words: the scripted server counts words as tokens.
+    llm.script(reply("First answer."), reply("A second and much longer answer here."))
+    async with DuckLM.open(settings) as duck:
+        done = await duck.run("hi", thread_id="B1", critic=False, memory=False)
+        assert done.status == "completed"
+        (turn,) = await duck.branches.turns("B1")
+        events = duck.fork("B1", turn.checkpoint_id, critic=False, memory=False)
+        assert [e async for e in events][-1]["type"] == "done"
+        await duck.switch_branch("B1", turn.checkpoint_id)  # back to the first version
+
+    shown = await run_cli("history", "B1", env=cli_env(settings), cwd=tmp_path)
+    assert shown.code == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[:2] == ["you: hi", "duck: First answer."], lines
+    # The facts are the first version's: the second one answered on the other branch.
+    assert len(lines) == 3 and " 2 tokens" in lines[2], lines
