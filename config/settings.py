@@ -155,7 +155,8 @@ class Settings(BaseSettings):
     """On PostgreSQL: how often a process renews the leases of its runs; a lease
     expires after three of these, and any server's reaper takes its run over."""
     worker_runs: int = Field(default=8, ge=1, le=1024)
-    """On PostgreSQL: runs a server takes from the run queue at once (its share)."""
+    """On PostgreSQL: a server's reaper takes over dead workers' runs only while it runs
+    fewer than this many (its share of the work)."""
 
     prune_keep_last: int | None = Field(default=None, ge=1)
     """Checkpoints kept per thread when the server prunes at start; unset: no pruning."""
