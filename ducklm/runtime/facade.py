@@ -497,7 +497,9 @@ class DuckLM:
         snapshot = await self.states.snapshot(thread_id)
         if snapshot.interrupts:
             raise NotWaitingError(f"thread {thread_id!r} is waiting for an answer; use resume")
-        if not snapshot.next:
+        # A node whose writes were saved just before the process died is no longer in
+        # `next`, but its task is: the run goes on from those writes (nothing re-runs).
+        if not snapshot.next and not snapshot.tasks:
             raise NotWaitingError(f"thread {thread_id!r} has no unfinished run")
 
     async def replay(
