@@ -6,7 +6,8 @@ idle deadline back, never past the total one; `tools/mcp_info.py:progress_listen
 hears it), `notifications/cancelled` when DuckLM gives up (`session.py`), the result
 rendered by `content.py` (its blocks in the artifact, which `tool_call_finished`
 carries as `mcp_content`), the server's questions to the call's `CallAsks` (`asks.py`;
-a question no answer in hand fits stops the call with `NeedsPerson`), a JSON-RPC error
+a question no answer in hand fits stops the call with `NeedsPerson`; a -32042 error's
+links are asked as URL-mode questions, and the call made once more), a JSON-RPC error
 as a tool error (the server stays up), a
 broken session as a crash, a cap on huge results, and the facts the policy reads
 (`McpToolInfo` in the tool's metadata).
@@ -16,12 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 
-from ducklm.mcp.asks import CallAsks, NeedsPerson, call_asks
+from ducklm.mcp.asks import CallAsks, NeedsPerson, QuestionPending, Refused, call_asks
 from ducklm.mcp.content import render_result
 from ducklm.mcp.errors import failure_words
 from ducklm.tools.errors import ToolError
@@ -42,6 +43,7 @@ NOT_RUNNING = "{why}; its tools come back when the next turn starts it again"
 DIED_IN_CALL = "the call was lost: {why}"
 TOOL_FAILED = "the MCP tool {name} reported an error: {text}"
 PROTOCOL_ERROR = "the MCP server refused the call to {name}: {message} (JSON-RPC error {code})"
+LINK_NOT_OPENED = "the MCP server needs the person to open a link first, and they chose {action}"
 
 
 def adapt_tool(server: McpServer, tool: types.Tool) -> BaseTool:
@@ -123,15 +125,57 @@ async def _within_deadlines(
                 if listener is not None:
                     listener(progress, total, message)
 
-            call = session.call_tool(info.tool, args, progress_callback=progress)
+            def call() -> Awaitable[types.CallToolResult]:
+                return session.call_tool(info.tool, args, progress_callback=progress)
+
             asks = call_asks.get()
             if asks is None:
-                return await call
-            return await _answering(server, asks, call)
+                return await call()
+            return await _opening_links(server, asks, call)
     except TimeoutError:
         if loop.time() >= deadline - 0.01:
             raise ToolError(TIMED_OUT.format(name=info.name, s=whole)) from None
         raise ToolError(IDLE.format(name=info.name, s=idle)) from None
+
+
+async def _opening_links(
+    server: McpServer, asks: CallAsks, call: Callable[[], Awaitable[types.CallToolResult]]
+) -> types.CallToolResult:
+    """`_answering`, made once more after the person opened the links a -32042 error names.
+
+    URL-mode elicitation's error path (`URLElicitationRequiredError`): the server cannot
+    go on until the person did what each link asks. Each is asked as an
+    `elicitation/create` of mode url is; when the person accepted them all, the call is
+    made again, once (a second -32042 is a tool error, as any JSON-RPC error).
+
+    Raises:
+        NeedsPerson: A link no answer in hand fits: the person is to be asked.
+        ToolError: The person declined or cancelled one, or it is not an http(s) link.
+    """
+    from mcp.shared.exceptions import McpError  # noqa: PLC0415  loaded with the session
+    from mcp.types import URL_ELICITATION_REQUIRED, ElicitationRequiredErrorData  # noqa: PLC0415
+
+    try:
+        return await _answering(server, asks, call())
+    except McpError as exc:
+        if exc.error.code != URL_ELICITATION_REQUIRED:
+            raise
+        try:
+            links = ElicitationRequiredErrorData.model_validate(exc.error.data).elicitations
+        except ValueError:
+            raise exc from None  # not the shape the spec gives it: a plain JSON-RPC error
+    for link in links:
+        try:
+            answer = await asks.elicit_url(link.message, link.url)
+        except QuestionPending:
+            assert asks.pending is not None  # set with the raise
+            raise NeedsPerson(asks.pending) from None
+        except Refused as refused:
+            raise ToolError(str(refused)) from None
+        if answer["action"] != "accept":
+            raise ToolError(LINK_NOT_OPENED.format(action=answer["action"]))
+    asks.released.clear()  # a question in the new call waits for its own cancel
+    return await _answering(server, asks, call())
 
 
 async def _answering(

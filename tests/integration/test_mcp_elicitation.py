@@ -230,3 +230,24 @@ async def test_a_link_that_is_not_http_is_never_put_before_the_person(
     assert finished["status"] == "error"
     assert "http or https links only" in finished["output"]
     assert await _bookings(sent) == []
+
+
+@pytest.mark.parametrize("action", ["accept", "decline"])
+async def test_a_link_a_refused_call_names_is_asked_and_the_call_made_again(
+    duck: DuckLM, llm: ScriptedLLM, sent: Path, action: str
+) -> None:
+    result = await _to_the_form(duck, llm, call("trips__pay_first"))
+    question = _asked(result)["request"]
+    assert (question["mode"], question["url"]) == ("url", PAY_LINK)
+    assert question["message"] == "Pay for order 7 first"
+    if action == "accept":  # the person's browser flow, out of band
+        await asyncio.to_thread(sent.write_text, "paid 7\n")
+    llm.script(reply("Done."))
+    events = [e async for e in duck.answer("t1", ElicitAnswer(action=action))]
+    (finished,) = [e for e in events if e["type"] == "tool_call_finished"]
+    if action == "accept":
+        assert (finished["status"], finished["output"]) == ("success", "order 7 paid")
+    else:
+        assert finished["status"] == "error"
+        assert "needs the person to open a link first, and they chose decline" in finished["output"]
+    assert [e for e in events if e["type"] == "elicitation_requested"] == []  # asked once

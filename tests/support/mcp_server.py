@@ -10,7 +10,7 @@ a call that never answers, a huge result, and what the process sees of its envir
 who the client says it is and its roots, a JSON-RPC error, a call that records its
 cancellation, and one that reports progress; one that asks the person (elicitation) and
 one that asks the client's model (sampling), and one that asks the person to open a link
-(URL-mode elicitation, `open_link`); a resource (`notes://shop`).
+(URL-mode elicitation, `open_link`, and its error path, `pay_first`); a resource (`notes://shop`).
 """
 
 from __future__ import annotations
@@ -188,6 +188,22 @@ async def open_link(ctx: Context, url: str = PAY_LINK) -> str:  # type: ignore[t
     # Recorded only after the answer: a test reads what reached the server, once.
     await asyncio.to_thread(send, f"link {answer.action} {answer.content}")
     return f"the person chose {answer.action}"
+
+
+@server.tool()
+def pay_first(order: str = "7") -> str:
+    """Needs the person to pay in their browser first (URL mode's error path, -32042).
+
+    The browser flow is out of band: a test stands for it by writing `paid <order>` to
+    `MCP_TEST_SENT`; until then every call answers the error.
+    """
+    sent = Path(os.environ["MCP_TEST_SENT"])
+    if f"paid {order}" not in (sent.read_text() if sent.exists() else "").splitlines():
+        link = ElicitRequestURLParams(
+            mode="url", message=f"Pay for order {order} first", url=PAY_LINK, elicitationId="p1"
+        )
+        raise UrlElicitationRequiredError([link])
+    return f"order {order} paid"
 
 
 @server.resource("notes://shop", name="shop", description="The shopping list")
