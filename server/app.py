@@ -20,6 +20,7 @@ from ducklm.server.mcp_server.http import McpEndpoint
 from ducklm.server.observability import scrape
 from ducklm.server.observability.metrics import RunMetrics
 from ducklm.server.observability.tracing import traced
+from ducklm.server.reaping import reaping
 from ducklm.server.routes import api_routers, open_routers
 from ducklm.server.routes.files import upload_cap
 from ducklm.server.routes.status import package_version
@@ -28,6 +29,7 @@ from ducklm.server.session import Logins
 from ducklm.server.tasks import TaskHub
 from ducklm.server.web import ui_files, web_router
 from ducklm.stores.prune import auto_prune
+from ducklm.stores.relay import relay_of
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -38,17 +40,18 @@ def create_app(settings: Settings) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.token = await load_token(settings)
         await app.state.logins.load()  # browsers logged in before a restart stay so
-        async with traced(settings), DuckLM.open(settings) as duck:
+        relay = relay_of(settings.database_url)  # live events between servers
+        async with traced(settings), DuckLM.open(settings) as duck, relay as relay_open:
             app.state.duck = duck
             duck.observer = app.state.metrics
             # The embedding model loads behind the server, not before it (`/health` says).
             duck.warm_up()
-            app.state.hub = hub = TaskHub(duck)
+            app.state.hub = hub = TaskHub(duck, relay_open)
             hub.watch_cancels()
             # Old checkpoints go in the background: the server answers meanwhile.
             pruning = asyncio.create_task(auto_prune(settings), name="ducklm-prune")
             try:
-                async with mcp.running(duck, hub):
+                async with mcp.running(duck, hub), reaping(duck, hub):
                     yield
             finally:
                 await hub.close()
