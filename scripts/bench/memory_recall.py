@@ -56,6 +56,7 @@ from memory_speed import (
     Others,
     beside_ingest,
     big_world,
+    cached_search_times,
     ingest_ab,
     search_times,
 )
@@ -191,16 +192,23 @@ async def report_search(store: MemoryStore, data: Data, rate: float, ingest: Oth
     """Search p50 at 10k, and a search beside a running ingest against one alone."""
     with Others() as during_search:
         times = await search_times(store, data.questions, PASSES)
+    with Others() as during_cached:
+        cached = await cached_search_times(store, data.questions)
     table(
         ["10k memories, embedded", "p50 ms", "p90 ms", "ingest / s", "during ingest / search"],
         [["search (query embedding included)", median_ms(times), p90_ms(times), rate,
-          f"{ingest} / {during_search}"]],
+          f"{ingest} / {during_search}"],
+         ["search, query vector cached (the store's part)", median_ms(cached), p90_ms(cached),
+          rate, f"{ingest} / {during_cached}"]],
     )  # fmt: skip
     with Others() as during_beside:
         beside = await beside_ingest(store, data)
     print(f"a search beside a running add_many, {len(beside[IDLE])} rounds ({during_beside}):")
     table(["search", "p50 ms", "p90 ms"], [[k, median_ms(v), p90_ms(v)] for k, v in beside.items()])
     verdict("search p50 at 10k", median_ms(times), TARGET_P50_MS, " ms")
+    # The query's own encode is ~18 ms on this 2-core machine (MiniLM, traced): the
+    # store's part is what DuckLM's code decides (issue 28's proposed reading).
+    verdict("search p50 at 10k, the store's part", median_ms(cached), TARGET_P50_MS, " ms")
     at_least("ingest rate", rate, TARGET_INGEST, "/s")
     ratio = median_ms(beside[BESIDE]) / median_ms(beside[IDLE])
     verdict("search beside an ingest / search alone, p50", ratio, TARGET_BESIDE, "x")

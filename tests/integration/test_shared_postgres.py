@@ -7,10 +7,7 @@ the same token; checkpoints and DuckLM's tables are in one schema of the test se
 from __future__ import annotations
 
 import asyncio
-import re
-import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -21,15 +18,15 @@ import pytest
 
 from ducklm.config.settings import Settings
 from tests.support.cli import cli_env
-from tests.support.langgraph_dev import spawn_logged, stop, tail
+from tests.support.langgraph_dev import spawn_logged, stop
 from tests.support.postgres import fresh_schema, require_postgres
 from tests.support.scripted_llm import ScriptedLLM, reply
+from tests.support.workers import announced_url
 
 pytestmark = pytest.mark.slow
 
 TOKEN = "shared-token-0123456789abcdef"
 QUIET = {"critic": False, "memory": False}
-_ANNOUNCED = re.compile(r"web chat at (http://\S+)/")
 CONVERSATIONS = 50
 
 
@@ -55,7 +52,7 @@ async def ducklm_serve(
     command = [sys.executable, "-m", "ducklm.cli.main", "serve", "--port", "0"]
     process = await asyncio.to_thread(spawn_logged, command, folder, env, log)
     try:
-        base = await asyncio.to_thread(_announced_url, process, log)
+        base = await asyncio.to_thread(announced_url, process, log, 90)
         client = await asyncio.to_thread(
             httpx.AsyncClient,
             base_url=base,
@@ -66,17 +63,6 @@ async def ducklm_serve(
             yield client
     finally:
         await asyncio.to_thread(stop, process)
-
-
-def _announced_url(process: subprocess.Popen[bytes], log: Path, timeout_s: float = 90) -> str:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if found := _ANNOUNCED.search(log.read_text(errors="replace")):
-            return found.group(1)
-        if process.poll() is not None:
-            raise AssertionError(f"ducklm serve exited {process.returncode}:\n{tail(log)}")
-        time.sleep(0.1)
-    raise AssertionError(f"ducklm serve did not start in {timeout_s}s:\n{tail(log)}")
 
 
 async def _chat(client: httpx.AsyncClient, message: str, conversation: str) -> dict[str, Any]:

@@ -19,10 +19,10 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from ducklm.config.settings import Settings, load_settings
+from ducklm.config.settings import Settings
 from tests.support.postgres import fresh_schema, require_postgres
 from tests.support.scripted_llm import ScriptedLLM, reply
-from tests.support.workers import Worker, start_worker, stop_worker
+from tests.support.workers import Worker, shared_settings_under, start_worker, stop_worker
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 
@@ -42,13 +42,7 @@ def model() -> Iterator[ScriptedLLM]:
 def shared_settings(model: ScriptedLLM, tmp_path_factory: pytest.TempPathFactory) -> Settings:
     """The settings the workers share: the model and one workspace."""
     root = tmp_path_factory.mktemp("streams-across-workers")
-    (root / "workspace").mkdir()
-    return load_settings(
-        env_file=None,
-        llm_base_url=model.base_url,
-        data_dir=root / "data",
-        workspace=root / "workspace",
-    )
+    return shared_settings_under(root, model.base_url)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -16,11 +16,11 @@ import psycopg
 import pytest
 import pytest_asyncio
 
-from ducklm.config.settings import Settings, load_settings
+from ducklm.config.settings import Settings
 from ducklm.runtime.reaper import LEASE_LOST
 from tests.support.postgres import fresh_schema, require_postgres
 from tests.support.scripted_llm import ScriptedLLM, call, reply
-from tests.support.workers import Worker, workers
+from tests.support.workers import Worker, shared_settings_under, workers
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 
@@ -40,14 +40,7 @@ def model() -> Iterator[ScriptedLLM]:
 def shared_settings(model: ScriptedLLM, tmp_path_factory: pytest.TempPathFactory) -> Settings:
     """The settings the workers share: the model and one workspace."""
     root = tmp_path_factory.mktemp("three-workers")
-    (root / "workspace").mkdir()
-    return load_settings(
-        env_file=None,
-        llm_base_url=model.base_url,
-        data_dir=root / "data",
-        workspace=root / "workspace",
-        model_retry_initial_interval=0.01,
-    )
+    return shared_settings_under(root, model.base_url, model_retry_initial_interval=0.01)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -18,10 +18,11 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
-from ducklm.config.settings import Settings
+from ducklm.config.settings import Settings, load_settings
 from tests.support.cli import cli_env
 from tests.support.langgraph_dev import spawn_logged, stop, tail
 
@@ -53,6 +54,18 @@ class Worker:
     def log_tail(self) -> str:
         """The end of the worker's log (for a failing assertion's message)."""
         return tail(self.log)
+
+
+def shared_settings_under(root: Path, model_url: str, **overrides: Any) -> Settings:
+    """The settings every worker of a topology shares: the scripted model, one workspace."""
+    (root / "workspace").mkdir()
+    return load_settings(
+        env_file=None,
+        llm_base_url=model_url,
+        data_dir=root / "data",
+        workspace=root / "workspace",
+        **overrides,
+    )
 
 
 def worker_env(settings: Settings, url: str, data_dir: Path, **extra: str) -> dict[str, str]:
@@ -103,7 +116,7 @@ async def _start(
     command = [sys.executable, "-m", "ducklm.cli.main", "serve", "--port", "0"]
     process = await asyncio.to_thread(spawn_logged, command, folder, env, log)
     try:
-        base = await asyncio.to_thread(_announced_url, process, log)
+        base = await asyncio.to_thread(announced_url, process, log)
     except BaseException:
         await asyncio.to_thread(stop, process)
         raise
@@ -118,12 +131,15 @@ async def _stop(worker: Worker) -> None:
     await asyncio.to_thread(stop, worker.process)
 
 
-def _announced_url(process: subprocess.Popen[bytes], log: Path) -> str:
-    deadline = time.monotonic() + START_TIMEOUT_S
+def announced_url(
+    process: subprocess.Popen[bytes], log: Path, timeout_s: float = START_TIMEOUT_S
+) -> str:
+    """The base URL `ducklm serve` printed in `log`; fails if it exits or is slow to start."""
+    deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if found := _ANNOUNCED.search(log.read_text(errors="replace")):
             return found.group(1)
         if process.poll() is not None:
             raise AssertionError(f"ducklm serve exited {process.returncode}:\n{tail(log)}")
         time.sleep(0.1)
-    raise AssertionError(f"ducklm serve did not start in {START_TIMEOUT_S}s:\n{tail(log)}")
+    raise AssertionError(f"ducklm serve did not start in {timeout_s}s:\n{tail(log)}")
