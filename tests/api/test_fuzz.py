@@ -192,5 +192,8 @@ def _fuzz(
         # positive run covered it.
         assert mode is GenerationMode.NEGATIVE
     except (Exception, BaseExceptionGroup) as exc:  # a failed check: keep it, go on
-        return str(exc)[:3000]
+        # Hypothesis reports a check that failed once and passed on its retry as a group:
+        # the first failure is what to read.
+        inner = exc.exceptions if isinstance(exc, BaseExceptionGroup) else ()
+        return "\n".join([str(exc), *(f"  {e!r}"[:1500] for e in inner)])[:3000]
     return None

@@ -69,9 +69,17 @@ async def run_cli(
 ) -> CliResult:
     """Run `python -m ducklm.cli.main ARGS` to completion without blocking the event loop."""
     proc = await start_cli(*args, env=env, cwd=cwd, stdin=asyncio.subprocess.PIPE)
-    out, err = await asyncio.wait_for(
-        proc.communicate(stdin.encode() if stdin is not None else None), limit_s
-    )
+    talk = asyncio.ensure_future(proc.communicate(stdin.encode() if stdin is not None else None))
+    try:
+        out, err = await asyncio.wait_for(asyncio.shield(talk), limit_s)
+    except TimeoutError:
+        # Killed and read to its end, so its pipes close here (an unclosed one fails a
+        # later test as an unraisable ResourceWarning) and the failure says what it did.
+        proc.kill()
+        out, err = await talk
+        raise AssertionError(
+            f"ducklm {' '.join(args)} took over {limit_s} s; its stderr:\n{err.decode()[-3000:]}"
+        ) from None
     assert proc.returncode is not None
     return CliResult(proc.returncode, out.decode(), err.decode())
 
