@@ -60,4 +60,14 @@ def _refused(problem: str) -> HTTPException:
 
 
 Duck = Annotated[DuckLM, Depends(get_duck)]
+
+NO_CONVERSATION = "no conversation with id {id!r}"
+
+
+async def require_conversation(duck: DuckLM, conversation_id: str) -> None:
+    """A 404 naming `conversation_id` unless DuckLM has that conversation."""
+    if await duck.conversations.get(conversation_id) is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, NO_CONVERSATION.format(id=conversation_id))
+
+
 Hub = Annotated[TaskHub, Depends(get_hub)]

@@ -13,14 +13,12 @@ from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 
 from ducklm.runtime.branches import BranchError, BranchTurn
-from ducklm.server.deps import Duck, Hub
+from ducklm.server.deps import Duck, Hub, require_conversation
 from ducklm.server.responses import errors, event_stream_doc
 from ducklm.server.schemas import MAX_ID_LENGTH, Body, Id
 from ducklm.server.sse import event_stream
 
 router = APIRouter(prefix="/conversations", tags=["conversations"], responses=errors(404, 409))
-
-NO_CONVERSATION = "no conversation with id {id!r}"
 
 
 class ForkBody(Body):
@@ -75,7 +73,7 @@ class HeadView(BaseModel):
 @router.get("/{conversation_id}/branches")
 async def list_branches(conversation_id: Id, duck: Duck) -> BranchesView:
     """Each message of the branch shown, with its versions (regenerated or edited)."""
-    await _known(duck, conversation_id)
+    await require_conversation(duck, conversation_id)
     turns = await duck.branches.turns(conversation_id)
     return BranchesView(conversation_id=conversation_id, turns=[_turn_view(t) for t in turns])
 
@@ -93,7 +91,7 @@ async def fork_branch(
     The turn runs again from the checkpoint before the message; every tool call goes
     through the policy again. `409` while the conversation runs or waits for an answer.
     """
-    await _known(duck, conversation_id)
+    await require_conversation(duck, conversation_id)
     try:
         live = await hub.launch(
             conversation_id,
@@ -117,18 +115,13 @@ async def switch_branch(conversation_id: Id, body: SwitchBody, duck: Duck, hub: 
 
     `409` while the conversation runs or waits for an answer.
     """
-    await _known(duck, conversation_id)
+    await require_conversation(duck, conversation_id)
     async with hub.claim(conversation_id, new_turn=True):
         try:
             head = await duck.switch_branch(conversation_id, body.checkpoint_id)
         except BranchError as exc:
             raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
     return HeadView(conversation_id=conversation_id, head=head)
-
-
-async def _known(duck: Duck, conversation_id: str) -> None:
-    if await duck.conversations.get(conversation_id) is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, NO_CONVERSATION.format(id=conversation_id))
 
 
 def _turn_view(turn: BranchTurn) -> BranchTurnView:

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from fastapi import APIRouter, HTTPException, status
+from fastapi import APIRouter
 from pydantic import BaseModel
 
-from ducklm.server.deps import Duck
+from ducklm.server.deps import Duck, require_conversation
 from ducklm.server.responses import errors
 from ducklm.server.schemas import Id
 
 router = APIRouter(prefix="/conversations", tags=["conversations"])
-
-NO_CONVERSATION = "no conversation with id {id!r}"
 
 
 class ReviewView(BaseModel):
@@ -34,17 +32,12 @@ class ReviewSkipped(BaseModel):
 @router.get("/{conversation_id}/review", responses=errors(404))
 async def review_state(conversation_id: Id, duck: Duck) -> ReviewView:
     """Whether a review of the conversation runs or waits (the web chat's "reviewing...")."""
-    await _known(duck, conversation_id)
+    await require_conversation(duck, conversation_id)
     return ReviewView(state=duck.review_state(conversation_id))
 
 
 @router.post("/{conversation_id}/review/skip", responses=errors(404))
 async def skip_review(conversation_id: Id, duck: Duck) -> ReviewSkipped:
     """Skip the conversation's reviews: they never run, recorded as skipped by the person."""
-    await _known(duck, conversation_id)
+    await require_conversation(duck, conversation_id)
     return ReviewSkipped(skipped=await duck.skip_review(conversation_id))
-
-
-async def _known(duck: Duck, conversation_id: str) -> None:
-    if await duck.conversations.get(conversation_id) is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, NO_CONVERSATION.format(id=conversation_id))

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, HTTPException, status
 from pydantic import BaseModel, Field
 
-from ducklm.server.deps import Duck, Hub
+from ducklm.server.deps import Duck, Hub, require_conversation
 from ducklm.server.responses import errors
 from ducklm.server.schemas import MAX_ID_LENGTH, Body, Id
 from ducklm.undo import UndoError, UndoRefused
@@ -15,7 +15,6 @@ from ducklm.undo import UndoError, UndoRefused
 router = APIRouter(prefix="/conversations", tags=["conversations"])
 
 RUNNING = "the conversation is running a task: undo once it has stopped, or cancel it"
-NO_CONVERSATION = "no conversation with id {id!r}"
 
 
 class UndoBody(Body):
@@ -60,8 +59,7 @@ async def undo_conversation(conversation_id: Id, body: UndoBody, duck: Duck, hub
 
     `409` when files changed outside DuckLM since (unless `force`), or while it runs.
     """
-    if await duck.conversations.get(conversation_id) is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, NO_CONVERSATION.format(id=conversation_id))
+    await require_conversation(duck, conversation_id)
     if body.turn is not None and body.to_call is not None:
         raise HTTPException(
             status.HTTP_422_UNPROCESSABLE_CONTENT, "invalid request: give to_call or turn, not both"
