@@ -62,7 +62,17 @@ async def serve(settings: Settings, *, port: int = 0) -> AsyncIterator[Served]:
         settings = settings.model_copy(update={"api_token": TOKEN})
     # The factory checks the web chat's folder on disk: not on the loop.
     app = await asyncio.to_thread(create_app, settings)
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        # uvicorn drops an idle connection after 5 s; a pooled client (`requests` in the
+        # fuzz) that sends on it just as it closes reads "connection reset" (CI, under
+        # load, between two operations). A test's connections live as long as its server.
+        timeout_keep_alive=3600,
+    )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     while not server.started:
