@@ -7,8 +7,10 @@ workers still alive, its own conversation, and the one scripted model they share
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,6 +20,7 @@ import pytest_asyncio
 
 from ducklm.config.settings import Settings
 from ducklm.runtime.reaper import LEASE_LOST
+from tests.support.fake_sudo import PASSWORD, install_fake_sudo
 from tests.support.postgres import fresh_schema, require_postgres
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 from tests.support.workers import Worker, shared_settings_under, workers
@@ -50,11 +53,20 @@ async def database() -> AsyncIterator[str]:
         yield url
 
 
+@pytest.fixture(scope="module")
+def sudo_log(shared_settings: Settings) -> Iterator[Path]:
+    """The fake `sudo` (tests/support/fake_sudo.py) first on the workers' PATH; its log."""
+    with pytest.MonkeyPatch.context() as patch:
+        yield install_fake_sudo(shared_settings.data_dir.parent, patch)
+
+
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def three(shared_settings: Settings, database: str) -> AsyncIterator[list[Worker]]:
-    """Three workers on one database, started side by side."""
+async def three(
+    shared_settings: Settings, database: str, sudo_log: Path
+) -> AsyncIterator[list[Worker]]:
+    """Three workers on one database, started side by side (with the fake sudo on PATH)."""
     folder = shared_settings.data_dir.parent
-    async with workers(shared_settings, database, folder, 3) as started:
+    async with workers(shared_settings, database, folder, 3) as started:  # PATH: ours
         yield started
 
 
@@ -114,6 +126,48 @@ async def test_a_run_is_cancelled_through_another_worker(
     assert cancelled.json() == {"task_id": task["task_id"], "status": "cancelled"}
     assert (await asyncio.wait_for(running, 10)).json()["status"] == "cancelled"
     assert await _runs(database, "cancelled") == [("cancelled", None)]
+
+
+async def test_approval_and_password_are_answered_through_other_workers(
+    three: list[Worker], model: ScriptedLLM, database: str, sudo_log: Path
+) -> None:
+    asker, approver, *rest = _alive(three)
+    giver = rest[0] if rest else asker
+    model.script(reply(tool_calls=[call("shell_exec", command="sudo ls /")]))
+    paused = await _start(asker, "list / as root", "sudo-elsewhere")
+    assert paused["status"] == "interrupted", paused  # sudo asks first
+    task_id = paused["task_id"]
+
+    approved = await _events(approver, f"/v1/tasks/{task_id}/continue/stream", _APPROVE)
+    asked = [e for e in approved if e["type"] == "password_requested"]
+    assert asked and asked[0]["request"]["command"] == "sudo ls /", approved
+    assert approved[-1]["status"] == "interrupted"
+
+    # The password goes to a third worker: it keeps it in its own memory and runs on.
+    model.script(reply("Listed."))
+    given = await _events(giver, f"/v1/tasks/{task_id}/password/stream", {"password": PASSWORD})
+    assert given[-1]["type"] == "done" and given[-1]["status"] == "completed", given[-1]
+    finished = next(e for e in given if e["type"] == "tool_call_finished")
+    assert finished["exit_code"] == 0, finished["output"]
+    assert await asyncio.to_thread(sudo_log.read_text) == "match\n"  # on stdin, once
+    statuses = [status for status, _ in await _runs(database, "sudo-elsewhere")]
+    assert statuses == ["interrupted", "interrupted", "completed"]
+    stored = (await asker.client.get(f"/v1/tasks/{task_id}/events")).text
+    assert PASSWORD not in stored  # the audit every worker reads never held it
+
+
+_APPROVE = {"decisions": [{"type": "approve"}], **QUIET}
+
+
+async def _events(worker: Worker, path: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+    """POST `body` to one of `worker`'s event streams; its events, read to the end."""
+    events = []
+    async with worker.client.stream("POST", path, json=body, timeout=60) as response:
+        assert response.status_code == 200, await response.aread()
+        async for line in response.aiter_lines():
+            if line.startswith("data:"):
+                events.append(json.loads(line.removeprefix("data:")))
+    return events
 
 
 async def test_a_killed_workers_run_goes_on_elsewhere_and_nothing_runs_twice(
