@@ -13,6 +13,7 @@ from langgraph.types import Command
 
 from ducklm.config.settings import Settings
 from ducklm.runtime.facade import DuckLM, NotWaitingError
+from ducklm.stores.intents import CommandIntents
 from ducklm.turn.tool_step import run as tool_run
 from tests.support.cli import cli_env, run_cli
 from tests.support.fake_sudo import PASSWORD
@@ -175,3 +176,33 @@ def _ducklm_pids() -> list[int]:
         if b"ducklm.cli.main" in cmdline and b"K1" in cmdline:
             pids.append(int(entry.name))
     return pids
+
+
+async def test_a_call_another_worker_started_meanwhile_is_not_started_again(
+    duck: DuckLM, llm: ScriptedLLM, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A worker whose loop stalled past its lease reads no intent when it plans the call;
+    # meanwhile the worker that took its run over starts the same call (same id, from
+    # the same checkpoint). The insert that comes second must start nothing.
+    command = "echo ran >> ran.txt"
+    llm.script(
+        reply(tool_calls=[ToolCallSpec("shell_exec", {"command": command}, id="c-race")]),
+        reply("Its outcome is unknown."),
+    )
+    real_get = CommandIntents.get
+    reads: list[str] = []
+
+    async def read_before_the_other_started(self: CommandIntents, call_id: str) -> Any:
+        reads.append(call_id)
+        if len(reads) == 1:  # the plan's read: the other worker starts right after it
+            await self.begin(call_id, "elsewhere", command)
+            return None
+        return await real_get(self, call_id)
+
+    monkeypatch.setattr(CommandIntents, "get", read_before_the_other_started)
+    done = await duck.run("append to ran.txt", critic=False, memory=False)
+    assert reads[0] == "c-race"
+    finished = next(e for e in done.events if e["type"] == "tool_call_finished")
+    assert finished["status"] == "unknown"
+    assert finished["output"].startswith("interrupted, outcome unknown")
+    assert not await asyncio.to_thread((workspace / "ran.txt").exists), "started once, elsewhere"

@@ -253,8 +253,15 @@ async def _run_shell(
     )
     thread_id = runtime.execution_info.thread_id if runtime.execution_info else None
     # Written before the command starts: a run resumed after a crash finds it and
-    # reports "outcome unknown" instead of starting the command a second time.
-    await ctx.intents.begin(call_id, thread_id or "", str(args.get("command", "")))
+    # reports "outcome unknown" instead of starting the command a second time. The
+    # insert is also the one claim on the call: a worker whose loop stalled past its
+    # lease while another took its run over reaches this call after the plan read no
+    # intent; whichever inserts second starts nothing.
+    if not await ctx.intents.begin(call_id, thread_id or "", str(args.get("command", ""))):
+        del password, shell
+        earlier = await ctx.intents.get(call_id)
+        assert earlier is not None  # it was just refused for being there
+        return _earlier_outcome(earlier)
     assert item.planned.tool is not None  # checked by `_outcome`
     outcome = await _invoke(item.planned.tool, item.planned.call, {**args, "shell": shell})
     del password, shell
