@@ -32,7 +32,8 @@ from ducklm.server.agent_protocol.crons.scheduler import CronScheduler
 from ducklm.server.agent_protocol.crons.store import CronStore
 from ducklm.server.agent_protocol.deps import Door
 from ducklm.server.agent_protocol.joining import RunStreams
-from ducklm.server.agent_protocol.multitask import RunQueue
+from ducklm.server.agent_protocol.queue_drain import QueueDrainer
+from ducklm.server.agent_protocol.queue_store import RunQueue
 from ducklm.server.agent_protocol.retention import sweep_forever
 from ducklm.server.agent_protocol.run_store import RunStore
 from ducklm.server.agent_protocol.store import ThreadStore
@@ -77,13 +78,14 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     # The runs are the hub's: the app's lifespan cancels them at shutdown.
     duck = app.state.duck
     database = duck.database
-    queue = RunQueue(app.state.hub)
+    drainer = QueueDrainer(duck, app.state.hub)
     scheduler = CronScheduler(await CronStore.open(database))
     door = app.state.agent_protocol = Door(
         threads=await ThreadStore.open(database),
         runs=await RunStore.open(database),
         streams=RunStreams(),
-        queue=queue,
+        queue=await RunQueue.open(database, drainer.stale_s),
+        drainer=drainer,
         store_items=StoreItems(duck.context.memory, await StoreIndex.open(database), duck.settings),
         started_at=time.time(),
         version=VERSION,
@@ -95,6 +97,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     )
     # Crons missed while no server ran fire once now (`crons/scheduler.py`).
     scheduler.start(CronRuns(app.state.duck, app.state.hub, door))
+    drainer.start(door)  # queued runs left by a stopped worker (or this one) start too
     sweeper = asyncio.create_task(
         sweep_forever(duck=duck, door=door, hub=app.state.hub), name="ducklm-thread-ttl"
     )
@@ -104,5 +107,5 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         sweeper.cancel()
         await asyncio.gather(sweeper, return_exceptions=True)
         await scheduler.close()
-        await queue.close()  # enqueued runs never start: they are refused as the hub stops
+        await drainer.close()  # rows taken here are left to the other workers
         await door.webhooks.close()

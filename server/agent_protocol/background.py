@@ -5,7 +5,8 @@ waiting (the `Run` comes back at once, `pending`), list and get runs, wait for o
 (`join`: the thread's values, or its `__interrupt__` or `__error__`), follow its stream
 (`GET .../stream`, `Last-Event-ID` replays what a client missed: `joining.py`), cancel
 it (`interrupt` or `rollback`: `cancelling.py`) and delete it. Runs are admitted as
-every run of the door is (`launch.py`), so each is a hub task with DuckLM's bookkeeping.
+every run of the door is (`launch.py`), through the run queue any worker drains
+(`queue_store.py`), so each is a hub task with DuckLM's bookkeeping.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ from sse_starlette import EventSourceResponse
 
 from ducklm.server.agent_protocol.cancelling import (
     CancelAction,
+    cancel_pending,
     cancel_started,
-    drop_pending,
     forget,
 )
 from ducklm.server.agent_protocol.deps import DoorDep, DuckDep, HubDep, ThreadDep
+from ducklm.server.agent_protocol.elsewhere import follow_elsewhere, followable
 from ducklm.server.agent_protocol.joining import follow, foreign_handle, parse_last_event_id
 from ducklm.server.agent_protocol.launch import admit
 from ducklm.server.agent_protocol.responses import Run, WaitedValues
@@ -33,7 +35,7 @@ from ducklm.server.agent_protocol.run_lookup import FoundRun, find_run, run_resu
 from ducklm.server.agent_protocol.run_spec import stateless_run, thread_run
 from ducklm.server.agent_protocol.run_views import run_status, run_view
 from ducklm.server.agent_protocol.schemas import RunCreate, RunStatusFilter, StreamMode
-from ducklm.server.agent_protocol.streaming import keepalive_json, sse_response
+from ducklm.server.agent_protocol.streaming import WireEvent, keepalive_json, sse_response
 from ducklm.server.agent_protocol.wire import WireResponse
 from ducklm.server.responses import errors, event_stream_doc
 
@@ -59,7 +61,7 @@ async def create_run(
 ) -> WireResponse:
     """Start a run on the thread in the background; the `Run` at once."""
     spec = await thread_run(thread_id, body, body.stream_modes(), duck=duck, door=door)
-    handle = await admit(spec, body, duck=duck, hub=hub, door=door)
+    handle = await admit(spec, body, duck=duck, hub=hub, door=door, background=True)
     view = await _created_view(handle.run_id, door)
     location = f"/threads/{thread_id}/runs/{view['run_id']}"
     return WireResponse(view, headers={"Content-Location": location})
@@ -71,7 +73,7 @@ async def create_stateless_run(
 ) -> WireResponse:
     """Start a run on a new thread in the background (deleted after unless kept)."""
     spec = await stateless_run(body, body.stream_modes(), duck=duck, door=door)
-    handle = await admit(spec, body, duck=duck, hub=hub, door=door)
+    handle = await admit(spec, body, duck=duck, hub=hub, door=door, background=True)
     return WireResponse(
         await _created_view(handle.run_id, door),
         headers={"Content-Location": f"/runs/{handle.run_id}"},
@@ -90,7 +92,7 @@ async def create_batch(
     specs = [await stateless_run(b, b.stream_modes(), duck=duck, door=door) for b in bodies]
     views = []
     for spec, body in zip(specs, bodies, strict=True):
-        handle = await admit(spec, body, duck=duck, hub=hub, door=door)
+        handle = await admit(spec, body, duck=duck, hub=hub, door=door, background=True)
         views.append(await _created_view(handle.run_id, door))
     return WireResponse(views)
 
@@ -190,16 +192,25 @@ async def join_stream(
     live = hub.live(record.task_id) if handle is None and record and record.task_id else None
     if live is not None and record is not None and live.run_id == record.run_id:
         handle = foreign_handle(found.run_id, live)  # a running run of another door
-    if handle is None:  # ended and not kept (not resumable, or long ago): nothing to follow
-        return sse_response(_nothing(), headers)
-    after = parse_last_event_id(last_event_id)
-    events = follow(
-        handle,
-        after=after,
-        from_now=after is None,
-        only=_modes(stream_mode),
-        cancel_on_disconnect=cancel_on_disconnect.lower() in {"true", "yes", "1"},
-    )
+    after, only = parse_last_event_id(last_event_id), _modes(stream_mode)
+    cancel = cancel_on_disconnect.lower() in {"true", "yes", "1"}
+    events: AsyncIterator[WireEvent]
+    if handle is not None:
+        events = follow(
+            handle, after=after, from_now=after is None, only=only, cancel_on_disconnect=cancel
+        )
+    elif hub.relay is not None and followable(found, hub):  # run or enqueued elsewhere
+        events = follow_elsewhere(
+            found,
+            duck=duck,
+            door=door,
+            relay=hub.relay,
+            after=after,
+            only=only,
+            cancel_on_disconnect=cancel,
+        )
+    else:  # ended and not kept (not resumable, or long ago): nothing to follow
+        events = _nothing()
     return sse_response(events, headers)
 
 
@@ -217,10 +228,8 @@ async def delete_run(thread: ThreadDep, run_id: str, duck: DuckDep, door: DoorDe
 async def _cancel(
     found: FoundRun, action: CancelAction, *, duck: DuckDep, door: DoorDep, hub: HubDep
 ) -> None:
-    handle = door.streams.get(found.run_id)
-    if found.record is None:  # enqueued: it never starts
-        if handle is not None:
-            await drop_pending(handle, action, door.queue, door.runs)
+    if found.record is None:  # enqueued: it never starts (or, just taken, is stopped)
+        await cancel_pending(found, action, duck=duck, hub=hub, door=door)
         return
     await cancel_started(found, found.record, action, duck=duck, hub=hub, runs=door.runs)
 

@@ -9,15 +9,16 @@ audit keeps every event, with what its tools did (undo still reaches its file ch
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import time
 from typing import Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from ducklm.runtime.facade import DuckLM, NotWaitingError
-from ducklm.server.agent_protocol.joining import RunHandle
-from ducklm.server.agent_protocol.multitask import RunQueue
+from ducklm.server.agent_protocol.deps import Door
 from ducklm.server.agent_protocol.run_lookup import FoundRun
 from ducklm.server.agent_protocol.run_store import RunRow, RunStore
 from ducklm.server.tasks import TaskHub, TaskNotFound
@@ -28,6 +29,9 @@ log = logging.getLogger(__name__)
 CancelAction = Literal["interrupt", "rollback"]
 HISTORY_PAGE = 20
 """Checkpoints read at a time looking for the one before a rolled-back run."""
+STARTING_POLL_S = 0.05
+STARTING_WAIT_S = 5.0
+"""How long a cancel waits for a run a worker took from the queue to be recorded."""
 
 
 async def cancel_started(
@@ -52,12 +56,43 @@ async def cancel_started(
         await forget(run, runs)
 
 
-async def drop_pending(
-    handle: RunHandle, action: CancelAction, queue: RunQueue, runs: RunStore
+async def drop_pending(run_id: str, action: CancelAction, door: Door) -> bool:
+    """Cancel an enqueued run before it starts: kept as cancelled, or deleted (rollback).
+
+    Its queue row is deleted first, in one statement: no worker starts it afterwards.
+    `False` when the row was gone already (a worker has started the run, or is starting it).
+    """
+    if not await door.queue.remove(run_id):
+        return False
+    await door.runs.set_state(run_id, "deleted" if action == "rollback" else "cancelled")
+    handle = door.streams.get(run_id)
+    if handle is not None and not handle.started.done():
+        handle.started.cancel()  # its followers here end: it never ran
+    return True
+
+
+async def cancel_pending(
+    run: FoundRun, action: CancelAction, *, duck: DuckLM, hub: TaskHub, door: Door
 ) -> None:
-    """Cancel an enqueued run before it starts: kept as cancelled, or deleted (rollback)."""
-    if queue.drop(handle):
-        await runs.set_state(handle.run_id, "deleted" if action == "rollback" else "cancelled")
+    """Cancel a run that was pending when asked: dropped from the queue, or stopped.
+
+    A worker may have taken it from the queue in the meantime: then it is cancelled as a
+    started run once its record exists (a moment later).
+    """
+    deadline = time.monotonic() + STARTING_WAIT_S
+    while time.monotonic() < deadline:
+        if await drop_pending(run.run_id, action, door):
+            return
+        row = await door.runs.get(run.run_id)
+        if row is None or row.state in ("refused", "cancelled", "deleted"):
+            return
+        records = [r for r in await duck.runs(run.thread_id) if r.run_id == row.duck_run_id]
+        if records:
+            started = FoundRun(run.run_id, run.thread_id, row, records[0])
+            await cancel_started(started, records[0], action, duck=duck, hub=hub, runs=door.runs)
+            return
+        await asyncio.sleep(STARTING_POLL_S)
+    log.warning("run %s was taken from the queue but not recorded: not cancelled", run.run_id)
 
 
 async def rollback(run_id: str, thread_id: str, *, duck: DuckLM, hub: TaskHub) -> None:

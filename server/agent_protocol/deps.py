@@ -11,7 +11,7 @@ from ducklm.server.agent_protocol.assistant_store import AssistantStore
 from ducklm.server.agent_protocol.catalog import find_thread
 from ducklm.server.agent_protocol.crons.store import CronStore
 from ducklm.server.agent_protocol.joining import RunStreams
-from ducklm.server.agent_protocol.multitask import RunQueue
+from ducklm.server.agent_protocol.queue_store import RunQueue
 from ducklm.server.agent_protocol.run_store import RunStore
 from ducklm.server.agent_protocol.store import ThreadRecord, ThreadStore
 from ducklm.server.agent_protocol.store_items import StoreItems
@@ -19,8 +19,9 @@ from ducklm.server.agent_protocol.thread_ttl import TtlStore
 from ducklm.server.agent_protocol.webhooks.delivery import Webhooks
 from ducklm.server.deps import Duck, Hub
 
-if TYPE_CHECKING:  # the scheduler fires runs of the door: it imports this module
+if TYPE_CHECKING:  # the scheduler and the drainer start runs of the door: they import this
     from ducklm.server.agent_protocol.crons.scheduler import CronScheduler
+    from ducklm.server.agent_protocol.queue_drain import QueueDrainer
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,9 @@ class Door:
     streams: RunStreams
     """The runs a client can follow (running, enqueued, recently ended)."""
     queue: RunQueue
-    """The runs enqueued on busy threads."""
+    """The runs waiting to start, on every worker (`queue_store.py`)."""
+    drainer: QueueDrainer
+    """Starts this worker's share of the queued runs (`queue_drain.py`)."""
     store_items: StoreItems
     """The Store API's items: DuckLM's memories (`store_items.py`)."""
     started_at: float

@@ -28,11 +28,10 @@ async def delete_thread(thread_id: str, *, duck: DuckLM, door: Door, hub: TaskHu
     """Delete the thread and everything of it.
 
     Raises:
-        ThreadBusy: A run holds it, or runs wait for it.
+        ThreadBusy: A run holds it.
     """
-    if door.queue.busy(thread_id) and not hub.is_busy(thread_id):
-        raise ThreadBusy(f"thread {thread_id} has runs enqueued")
     async with hub.claim(thread_id):
+        await door.queue.forget_thread(thread_id)  # its enqueued runs never start
         await duck.forget_thread(thread_id)  # as deleting a conversation does
         await door.threads.delete(thread_id)
         await door.runs.forget_thread(thread_id)

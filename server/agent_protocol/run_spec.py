@@ -128,6 +128,22 @@ async def stateless_run(
     return await _spec(body, thread_id, modes, duck, temporary=not keep)
 
 
+async def queued_run(
+    body: RunCreate, thread_id: str, *, temporary: bool, duck: DuckLM, door: Door
+) -> RunSpec:
+    """The run of a request taken from the run queue, built again where it starts.
+
+    Its thread is not created again: it exists (or, `temporary`, the run creates it).
+    The checks run again: the assistant or the thread may be gone, or a workspace no
+    longer allowed (an `HTTPException` saying why the run cannot start).
+    """
+    assistant = await run_assistant(body.assistant_id, door.assistants)
+    body = with_assistant(body, assistant)
+    if not temporary and await find_thread(thread_id, duck, door.threads) is None:
+        raise HTTPException(404, f"Thread with ID {thread_id} not found")
+    return await _spec(body, thread_id, body.stream_modes(), duck, temporary=temporary)
+
+
 async def _spec(
     body: RunCreate,
     thread_id: str,

@@ -22,7 +22,7 @@ async def metrics(request: Request, duck: Duck) -> Response:
     door = getattr(request.app.state, "agent_protocol", None)  # absent in apps without it
     found.set_state(
         waiting=await duck.waiting_count(),
-        queued=door.queue.depth() if door is not None else 0,
+        queued=await door.queue.depth() if door is not None else 0,
         mcp=[(server.spec.name, server.state) for server in duck.context.mcp.servers],
     )
     # Rendering a few dozen series is microseconds: no thread needed.

@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 STILL_RUNNING = "its last run {run_id} has not ended"
 THREAD_GONE = "its thread {thread_id} was deleted: the cron is deleted"
 BAD_PAYLOAD = "its run request is not valid: {why}"
+END_POLL_S = 0.5
+"""How often a thread-less cron run is looked at until it ends (it may run elsewhere)."""
 
 
 @dataclass(frozen=True)
@@ -95,11 +97,13 @@ class CronRuns:
             spec = await stateless_run(body, modes, duck=duck, door=door)
         else:
             spec = await thread_run(cron.thread_id, body, modes, duck=duck, door=door)
-        return await admit(spec, body, duck=duck, hub=self.hub, door=door)
+        return await admit(spec, body, duck=duck, hub=self.hub, door=door, background=True)
 
     async def _still_running(self, run_id: str) -> bool:
         handle = self.door.streams.get(run_id)
-        if handle is not None:
+        if handle is not None and handle.started.done():
+            if handle.started.cancelled() or handle.started.exception() is not None:
+                return False  # dropped or refused while enqueued: it never ran
             return handle.ended_at is None
         row = await self.door.runs.get(run_id)  # started by another server, maybe
         if row is None or row.duck_run_id is None:
@@ -115,10 +119,12 @@ class CronRuns:
         task.add_done_callback(self._cleanups.discard)
 
     async def _delete_unless_waiting(self, handle: RunHandle) -> None:
-        started = handle.started
-        await asyncio.wait([started])
-        if not started.cancelled() and started.exception() is None:
-            await started.result().finished.wait()
+        # Polled, not awaited on the handle: any worker may start the run (the queue),
+        # and only the database tells its end there.
+        while True:
+            if not await self._still_running(handle.run_id):
+                break
+            await asyncio.sleep(END_POLL_S)
         # else it never started (dropped, refused): its thread goes all the same
         thread_id = handle.thread_id
         latest = await self.duck.tasks(thread_id, limit=1)
