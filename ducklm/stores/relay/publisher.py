@@ -5,17 +5,21 @@ and passing it on): it queues the event, and one flushing task sends what is que
 all channels in one round trip (`SELECT pg_notify(...), ...`). Events that come while a
 round trip is out wait for the next, so at a token-streaming rate the batches grow and
 the round trips do not. One connection sends in order, so PostgreSQL delivers in order.
+A journaled event (`keep`) is also written to `relay_journal` in the same flush, before
+the notices (`journal.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from psycopg import AsyncConnection
 
+from ducklm.stores.relay.journal import Row, create_table, write_rows
 from ducklm.stores.relay.payload import batches, channel_of, encode_one
 
 log = logging.getLogger(__name__)
@@ -30,6 +34,8 @@ class Publisher:
         self._connect = connect
         self._conn: AsyncConnection[Any] | None = None
         self._queued: dict[str, list[str]] = {}
+        self._rows: list[Row] = []
+        self._journal_ready = False
         self._flushing: asyncio.Task[None] | None = None
 
     def send(self, task_id: str, key: str, item: dict[str, Any]) -> None:
@@ -38,6 +44,20 @@ class Publisher:
         if text is None:
             return
         self._queued.setdefault(channel_of(task_id), []).append(text)
+        self._start_flush()
+
+    def keep(self, stream: str, key: int, item: dict[str, Any]) -> None:
+        """Queue `item` (the `key`-th of `stream`) as a row of the journal and a notice.
+
+        Never blocks. The row is written before the notice is sent.
+        """
+        self._rows.append((stream, key, json.dumps(item, default=str, ensure_ascii=False)))
+        text = encode_one(str(key), item)
+        if text is not None:
+            self._queued.setdefault(channel_of(stream), []).append(text)
+        self._start_flush()
+
+    def _start_flush(self) -> None:
         if self._flushing is None:
             self._flushing = asyncio.create_task(self._flush(), name="ducklm-live-send")
 
@@ -54,13 +74,14 @@ class Publisher:
 
     async def _flush(self) -> None:
         try:
-            while self._queued:
+            while self._queued or self._rows:
                 queued, self._queued = self._queued, {}
-                await self._notify(queued)
+                rows, self._rows = self._rows, []
+                await self._notify(queued, rows)
         finally:
             self._flushing = None
 
-    async def _notify(self, queued: dict[str, list[str]]) -> None:
+    async def _notify(self, queued: dict[str, list[str]], rows: list[Row]) -> None:
         pairs = [(ch, p) for ch, texts in queued.items() for p in batches(texts)]
         sql = "SELECT " + ", ".join(["pg_notify(%s, %s)"] * len(pairs))
         params = [value for pair in pairs for value in pair]
@@ -68,7 +89,12 @@ class Publisher:
             try:
                 if self._conn is None or self._conn.closed:
                     self._conn = await self._connect()
-                await self._conn.execute(sql, params)
+                    self._journal_ready = False
+                if rows:
+                    await self._write(self._conn, rows)
+                    rows = []  # written: a retry sends only the notices
+                if pairs:
+                    await self._conn.execute(sql, params)
                 return
             except Exception:
                 broken, self._conn = self._conn, None
@@ -76,3 +102,9 @@ class Publisher:
                     await broken.close()
                 if attempt == 2:  # followers fill audited gaps from the table
                     log.warning("live events not relayed", exc_info=True)
+
+    async def _write(self, conn: AsyncConnection[Any], rows: list[Row]) -> None:
+        if not self._journal_ready:
+            await create_table(conn)
+            self._journal_ready = True
+        await write_rows(conn, rows)

@@ -1,4 +1,4 @@
-"""A worker's relay: its publisher and its listener, opened with the server."""
+"""A worker's relay: its publisher, its listener and its journal reader, opened with the server."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
+from ducklm.stores.relay.journal import JournalReader
 from ducklm.stores.relay.listener import Listener
 from ducklm.stores.relay.payload import Notice
 from ducklm.stores.relay.publisher import Publisher
@@ -23,15 +24,21 @@ class Relay:
 
     publisher: Publisher
     listener: Listener
+    journal: JournalReader
+    """Reads journaled streams (`keep`) back: what a follower missed."""
 
     def send(self, task_id: str, key: str, item: dict[str, Any]) -> None:
         """Queue a live event of a task this worker runs (see `Publisher.send`)."""
         self.publisher.send(task_id, key, item)
 
+    def keep(self, stream: str, key: int, item: dict[str, Any]) -> None:
+        """Queue the `key`-th event of a journaled stream (see `Publisher.keep`)."""
+        self.publisher.keep(stream, key, item)
+
     def subscribe(
         self, task_id: str
     ) -> contextlib.AbstractAsyncContextManager[asyncio.Queue[Notice | None]]:
-        """Listen to a task another worker runs (see `Listener.subscribe`)."""
+        """Listen to a task another worker runs, or a journaled stream (`Listener.subscribe`)."""
         return self.listener.subscribe(task_id)
 
 
@@ -54,9 +61,10 @@ async def open_relay(url: str) -> AsyncIterator[Relay]:
             url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
         )
 
-    relay = Relay(Publisher(connect), Listener(connect))
+    relay = Relay(Publisher(connect), Listener(connect), JournalReader(connect))
     try:
         yield relay
     finally:
         await relay.publisher.close()
         await relay.listener.close()
+        await relay.journal.close()
