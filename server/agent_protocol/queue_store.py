@@ -15,7 +15,8 @@ whoever starts its run (`claim`), the instant before it starts, so a cancel that
 deletes it first (`remove`) is never followed by a start.
 
 Fair order: only the oldest row of a thread is a candidate, and only while the thread
-has no running run (DuckLM's `runs`); across threads, oldest first.
+has no running run (DuckLM's `runs`) and no run of a dead worker waiting for the
+reaper's take-over; across threads, oldest first.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from ducklm.runtime.reaper import LEASE_LOST
 from ducklm.stores import Database
 from ducklm.stores.leases import NOW
 
@@ -42,7 +44,10 @@ _OLDEST_OF_THREAD = (
     "(o.enqueued_at < q.enqueued_at OR (o.enqueued_at = q.enqueued_at AND o.run_id < q.run_id)))"
 )
 _THREAD_FREE = (
-    "NOT EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = q.thread_id AND r.status = 'running')"
+    "NOT EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = q.thread_id AND r.status = 'running') "
+    # A dead worker's run being taken over (or left to be resumed): the rows behind it wait.
+    "AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.thread_id = q.thread_id "
+    "AND t.status = 'interrupted' AND t.error = ?)"
 )
 
 
@@ -104,7 +109,7 @@ class RunQueue:
             "FROM ap_run_queue q "
             f"WHERE {_OLDEST_OF_THREAD} AND {_THREAD_FREE} AND (q.taken_by IS NULL "
             f"OR q.taken_by = ? OR q.taken_at < {now} - ?) ORDER BY q.enqueued_at LIMIT ?",
-            (worker_id, *params, self._stale_s, limit),
+            (LEASE_LOST, worker_id, *params, self._stale_s, limit),
         )
         return [QueuedRun(r[0], r[1], bool(r[2]), r[3], r[4]) for r in rows]
 
