@@ -44,7 +44,7 @@ from ducklm.tools.hitl import DecisionError
 log = logging.getLogger(__name__)
 
 BUSY_POLL_S = 0.25
-IDLE_POLL_S = 1.0
+IDLE_POLL_S = 0.5
 WAITING = "thread {thread_id} waits for an answer: the enqueued run cannot start"
 CANNOT_START = "the run could not start (the server's log says why)"
 BAD_REQUEST = "its stored request is no longer valid: {why}"
@@ -152,10 +152,12 @@ class QueueDrainer:
         if held is None and not await door.queue.take(row.run_id, self.worker_id):
             return  # another worker took it first
         record = await door.runs.get(row.run_id)
-        if record is None or record.state != "pending":  # cancelled, or its thread deleted
-            await door.queue.remove(row.run_id)
+        gone = record is None or record.state != "pending"  # cancelled, or thread deleted
+        if gone or (row.starting and await self._began(row)):
+            await door.queue.done(row.run_id)  # (a run that began is the reaper's)
             self.release(row.run_id)
             return
+        assert record is not None
         try:
             held = held or await self._rebuild(row, record, door)
         except (HTTPException, ValidationError) as exc:
@@ -172,6 +174,7 @@ class QueueDrainer:
         duck, hub = self._duck, self._hub
         try:
             await begin(held.handle, held.spec, held.body, record, duck=duck, hub=hub, door=door)
+            await door.queue.done(row.run_id)
         except ThreadBusy as exc:
             if self._hub.is_busy(row.thread_id) or not await self._waiting(row.thread_id):
                 await self._put_back(row, held, door)  # another run got in first: later
@@ -194,12 +197,16 @@ class QueueDrainer:
         return Held(handle, spec, body)
 
     async def _put_back(self, row: QueuedRun, held: Held, door: Door) -> None:
-        pinned = door.streams.get(row.run_id) is held.handle  # a follower here waits for it
-        if pinned:
+        if door.streams.get(row.run_id) is held.handle:  # a follower here waits for it
             self.hold(held.handle, held.spec, held.body)
-        taken_by = self.worker_id if pinned else None
-        queued = QueuedRun(row.run_id, row.thread_id, row.temporary, taken_by, row.enqueued_at)
-        await door.queue.add(queued)
+        await door.queue.unclaim(row.run_id, self.worker_id)
+
+    async def _began(self, row: QueuedRun) -> bool:
+        """Whether a run its dead taker was starting wrote a checkpoint (it began)."""
+        found = await self._duck.states.history(
+            row.thread_id, metadata={"run_id": row.run_id}, limit=1
+        )
+        return bool(found)
 
     async def _refuse(
         self,
@@ -212,7 +219,7 @@ class QueueDrainer:
         """Record that the run can never start, and why; its followers here are told."""
         log.info("queued run %s refused: %s", row.run_id, why)
         await door.runs.set_state(row.run_id, "refused", why)
-        await door.queue.remove(row.run_id)
+        await door.queue.done(row.run_id)
         held = self._held.pop(row.run_id, None) or held
         if held is not None and not held.handle.started.done():
             held.handle.started.set_exception(exc or RuntimeError(why))

@@ -4,15 +4,17 @@ A row per run admitted but not started (its request is in `ap_runs`: `kwargs`, t
 thread, `state = 'pending'`): the thread (a thread-less run's, minted at its request),
 whether that thread is the run's own to delete at its end (`temporary`), when it was
 enqueued (on the database's clock under PostgreSQL, so workers' clocks need not agree),
-and who took it (`taken_by`: a worker's id, `taken_at`).
+who took it (`taken_by`: a worker's id, `taken_at`), and whether its taker is starting it.
 
 Taking is one conditional `UPDATE ... WHERE taken_by IS NULL OR <stale>`: on SQLite one
 writer at a time, on PostgreSQL a second updater of the row waits for the first and
 re-reads it, so two takers never both get a row. A taker keeps its rows fresh every
 heartbeat (`renew`); a row whose taker stopped renewing (it died) for three heartbeats
-is takeable again, like a run's lease (`ducklm/stores/leases.py`). A row is deleted by
-whoever starts its run (`claim`), the instant before it starts, so a cancel that
-deletes it first (`remove`) is never followed by a start.
+is takeable again, like a run's lease (`ducklm/stores/leases.py`). Its taker marks it
+`starting` (`claim`, conditional too) the instant before it starts the run and deletes
+it once the run is recorded (`done`): a cancel deletes only a row not yet starting
+(`remove`), so it is never followed by a start, and a starting row still holds its
+thread's place, so the row behind it cannot start first.
 
 Fair order: only the oldest row of a thread is a candidate, and only while the thread
 has no running run (DuckLM's `runs`) and no run of a dead worker waiting for the
@@ -35,7 +37,8 @@ CREATE TABLE IF NOT EXISTS ap_run_queue (
     temporary   INTEGER NOT NULL DEFAULT 0,
     enqueued_at REAL NOT NULL,
     taken_by    TEXT,
-    taken_at    REAL
+    taken_at    REAL,
+    starting    INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS ap_run_queue_thread ON ap_run_queue (thread_id, enqueued_at);
 """
@@ -61,7 +64,9 @@ class QueuedRun:
     """A thread-less run whose thread is deleted at its end (it is created by the run)."""
     taken_by: str | None = None
     enqueued_at: float | None = None
-    """Its place in the line (`None`: now); a run put back keeps the one it had."""
+    """Its place in the line (`None`: now)."""
+    starting: bool = False
+    """Its taker was starting it (a candidate only once that taker went stale)."""
 
 
 class RunQueue:
@@ -105,30 +110,45 @@ class RunQueue:
         """
         now, params = self._now()
         rows = await self._db.fetchall(
-            "SELECT q.run_id, q.thread_id, q.temporary, q.taken_by, q.enqueued_at "
+            "SELECT q.run_id, q.thread_id, q.temporary, q.taken_by, q.enqueued_at, q.starting "
             "FROM ap_run_queue q "
             f"WHERE {_OLDEST_OF_THREAD} AND {_THREAD_FREE} AND (q.taken_by IS NULL "
-            f"OR q.taken_by = ? OR q.taken_at < {now} - ?) ORDER BY q.enqueued_at LIMIT ?",
+            f"OR (q.taken_by = ? AND q.starting = 0) OR q.taken_at < {now} - ?) "
+            "ORDER BY q.enqueued_at LIMIT ?",
             (LEASE_LOST, worker_id, *params, self._stale_s, limit),
         )
-        return [QueuedRun(r[0], r[1], bool(r[2]), r[3], r[4]) for r in rows]
+        return [QueuedRun(r[0], r[1], bool(r[2]), r[3], r[4], bool(r[5])) for r in rows]
 
     async def take(self, run_id: str, worker_id: str) -> bool:
         """Take `run_id` for `worker_id` if nobody holds it (or its taker went stale)."""
         now, params = self._now()
         changed = await self._db.execute(
-            f"UPDATE ap_run_queue SET taken_by = ?, taken_at = {now} WHERE run_id = ? "
-            f"AND (taken_by IS NULL OR taken_by = ? OR taken_at < {now} - ?)",
+            f"UPDATE ap_run_queue SET taken_by = ?, taken_at = {now}, starting = 0 "
+            "WHERE run_id = ? AND (taken_by IS NULL OR (taken_by = ? AND starting = 0) "
+            f"OR taken_at < {now} - ?)",
             (worker_id, *params, run_id, worker_id, *params, self._stale_s),
         )
         return changed == 1
 
     async def claim(self, run_id: str, worker_id: str) -> bool:
-        """Delete `run_id`'s row if `worker_id` still holds it: its run is this worker's."""
+        """Mark `run_id` starting if `worker_id` still holds it: its run is this worker's."""
         changed = await self._db.execute(
-            "DELETE FROM ap_run_queue WHERE run_id = ? AND taken_by = ?", (run_id, worker_id)
+            "UPDATE ap_run_queue SET starting = 1 WHERE run_id = ? AND taken_by = ? "
+            "AND starting = 0",
+            (run_id, worker_id),
         )
         return changed == 1
+
+    async def unclaim(self, run_id: str, worker_id: str) -> None:
+        """`run_id` could not start yet (another run got the thread first): it waits again."""
+        await self._db.execute(
+            "UPDATE ap_run_queue SET starting = 0 WHERE run_id = ? AND taken_by = ?",
+            (run_id, worker_id),
+        )
+
+    async def done(self, run_id: str) -> None:
+        """Delete `run_id`'s row: its run started, or was refused."""
+        await self._db.execute("DELETE FROM ap_run_queue WHERE run_id = ?", (run_id,))
 
     async def renew(self, worker_id: str) -> None:
         """Keep the rows `worker_id` holds its own (every heartbeat while it holds some)."""
@@ -138,15 +158,18 @@ class RunQueue:
         )
 
     async def release(self, worker_id: str) -> None:
-        """Let other workers take the rows `worker_id` holds (it is stopping)."""
+        """Let other workers take the rows `worker_id` holds and is not starting (it stops)."""
         await self._db.execute(
-            "UPDATE ap_run_queue SET taken_by = NULL, taken_at = NULL WHERE taken_by = ?",
+            "UPDATE ap_run_queue SET taken_by = NULL, taken_at = NULL "
+            "WHERE taken_by = ? AND starting = 0",
             (worker_id,),
         )
 
     async def remove(self, run_id: str) -> bool:
-        """Delete `run_id`'s row, whoever holds it; `False` if it is gone (it started)."""
-        changed = await self._db.execute("DELETE FROM ap_run_queue WHERE run_id = ?", (run_id,))
+        """Delete `run_id`'s row unless it is starting; `False` if starting or gone."""
+        changed = await self._db.execute(
+            "DELETE FROM ap_run_queue WHERE run_id = ? AND starting = 0", (run_id,)
+        )
         return changed == 1
 
     async def pending(self, thread_id: str) -> list[str]:

@@ -53,7 +53,9 @@ async def test_two_takers_racing_for_a_row_one_wins(workers: Workers) -> None:
         assert sorted(won) == [False, True], won
         winner, loser = ("worker-a", "worker-b") if won[0] else ("worker-b", "worker-a")
         assert not await b.claim(f"run-{n}", loser)
-        assert await a.claim(f"run-{n}", winner)  # its run is the winner's: the row goes
+        assert await a.claim(f"run-{n}", winner)  # its run is the winner's to start
+        assert not await a.claim(f"run-{n}", winner)  # once
+        await b.done(f"run-{n}")
     assert await a.depth() == 0
 
 
@@ -70,6 +72,8 @@ async def test_a_stale_take_is_taken_again_and_a_renewed_one_is_not(workers: Wor
     assert not await a.remove("gone")
     assert await a.remove("live-run")  # a cancel: no worker starts it afterwards
     assert not await a.claim("live-run", "live")
+    assert await b.claim("dead-run", "worker-b")
+    assert not await a.remove("dead-run")  # starting: a cancel waits for the run instead
 
 
 async def test_only_the_oldest_row_of_a_free_thread_is_a_candidate(workers: Workers) -> None:
@@ -84,7 +88,10 @@ async def test_only_the_oldest_row_of_a_free_thread_is_a_candidate(workers: Work
         ("running-1", "t1", time.time()),
     )
     assert [r.run_id for r in await b.candidates("worker-b", 10)] == ["other"]
-    assert await b.take("first", "worker-b") and await b.claim("first", "worker-b")
     await db.execute("UPDATE runs SET status = 'completed' WHERE run_id = 'running-1'")
+    assert await b.take("first", "worker-b") and await b.claim("first", "worker-b")
+    # Starting, "first" still holds its thread's place: "second" cannot start before it.
+    assert [r.run_id for r in await a.candidates("worker-a", 10)] == ["other"]
+    await b.done("first")
     assert [r.run_id for r in await a.candidates("worker-a", 10)] == ["second", "other"]
     assert await a.pending("t1") == ["second"]
