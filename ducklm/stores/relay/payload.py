@@ -35,9 +35,17 @@ def channel_of(task_id: str) -> str:
     return PREFIX + task_id.replace("-", "")
 
 
-def encode_one(key: str, item: dict[str, Any]) -> str | None:
-    """`[key, event]` as JSON; the key alone when too large; `None`: cannot be sent."""
-    text = json.dumps([key, item], default=str, ensure_ascii=False, separators=(",", ":"))
+def dump(item: dict[str, Any]) -> str:
+    """An event as compact JSON (what a notice and a journal row hold)."""
+    return json.dumps(item, default=str, ensure_ascii=False, separators=(",", ":"))
+
+
+def encode_one(key: str, item: dict[str, Any], dumped: str | None = None) -> str | None:
+    """`[key, event]` as JSON; the key alone when too large; `None`: cannot be sent.
+
+    `dumped`: the event already as `dump` made it (not made twice).
+    """
+    text = f"[{json.dumps(key)},{dumped if dumped is not None else dump(item)}]"
     if len(text.encode()) < LIMIT:
         return text
     if "." not in key:  # audited: a follower reads the row

@@ -12,7 +12,6 @@ the notices (`journal.py`).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -20,7 +19,7 @@ from typing import Any
 from psycopg import AsyncConnection
 
 from ducklm.stores.relay.journal import Row, create_table, write_rows
-from ducklm.stores.relay.payload import batches, channel_of, encode_one
+from ducklm.stores.relay.payload import batches, channel_of, dump, encode_one
 
 log = logging.getLogger(__name__)
 
@@ -51,8 +50,9 @@ class Publisher:
 
         Never blocks. The row is written before the notice is sent.
         """
-        self._rows.append((stream, key, json.dumps(item, default=str, ensure_ascii=False)))
-        text = encode_one(str(key), item)
+        dumped = dump(item)
+        self._rows.append((stream, key, dumped))
+        text = encode_one(str(key), item, dumped)
         if text is not None:
             self._queued.setdefault(channel_of(stream), []).append(text)
         self._start_flush()
