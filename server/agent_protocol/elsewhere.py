@@ -31,6 +31,8 @@ from ducklm.stores.relay import JournalReader, Notice, Relay
 
 IDLE_CHECK_S = 5.0
 Inbox = asyncio.Queue[Notice | None]
+_cancelling: set[asyncio.Task[None]] = set()
+"""Cancels asked by followers that left (held: the loop keeps only weak references)."""
 
 
 def followable(found: FoundRun, hub: TaskHub) -> bool:
@@ -73,7 +75,10 @@ async def follow_elsewhere(
         ended = True
     finally:
         if cancel_on_disconnect and not ended:
-            await _cancel(found.thread_id, row, duck)
+            # A task of its own: the response's cancel scope cancels every await here.
+            cancelling = asyncio.create_task(_cancel(found.thread_id, row, duck))
+            _cancelling.add(cancelling)
+            cancelling.add_done_callback(_cancelling.discard)
 
 
 async def _relayed(
@@ -159,4 +164,4 @@ async def _cancel(thread_id: str, row: RunRow, duck: DuckLM) -> None:
     record = await duck_record(thread_id, row.duck_run_id, duck)
     if record is not None and record.status == "running" and record.task_id:
         with contextlib.suppress(Exception):  # the client is gone: nobody to tell
-            await asyncio.shield(duck.request_cancel(record.task_id))
+            await duck.request_cancel(record.task_id)

@@ -32,6 +32,8 @@ from tests.support.workers import TOKEN, Worker, shared_settings_under, start_wo
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 
 ANSWER = " ".join(f"word{n}" for n in range(50))
+LONG = " ".join(f"w{n}" + "x" * 180 for n in range(50))
+"""An answer whose `values` are over a notice's 8000 bytes: read from the journal."""
 MODES = ["values", "messages-tuple"]
 Seen = tuple[str, str, Any]  # (SSE id, event, data)
 
@@ -75,9 +77,11 @@ async def _sdk(worker: Worker) -> AsyncIterator[LangGraphClient]:
         yield client
 
 
-async def _slow_run(a: Worker, model: ScriptedLLM, **extra: Any) -> tuple[str, str]:
+async def _slow_run(
+    a: Worker, model: ScriptedLLM, answer: str = ANSWER, **extra: Any
+) -> tuple[str, str]:
     """A background run on A whose answer streams a word every 30 ms: (thread, run)."""
-    model.set_default(reply(ANSWER, chunk_delay_s=0.03))
+    model.set_default(reply(answer, chunk_delay_s=0.03))
     thread = (await a.client.post("/threads", json={})).json()["thread_id"]
     body = {"assistant_id": "ducklm", "input": prompt(), "context": QUIET, **extra}
     body.setdefault("stream_mode", MODES)
@@ -116,7 +120,7 @@ async def test_the_sdk_streams_a_run_of_the_other_worker_live(
     pair: list[Worker], model: ScriptedLLM
 ) -> None:
     a, b = pair
-    thread, run = await _slow_run(a, model)
+    thread, run = await _slow_run(a, model, LONG)
     await _started(a, thread, run)
     async with _sdk(a) as on_a, _sdk(b) as on_b:
         parts_a, parts_b = await asyncio.gather(
@@ -125,7 +129,8 @@ async def test_the_sdk_streams_a_run_of_the_other_worker_live(
         )
     values = [p.data for p in parts_b if p.event == "values"]
     tokens = [p for p in parts_b if p.event == "messages"]
-    assert values and _last_text(values[-1]) == ANSWER
+    assert values and _last_text(values[-1]) == LONG
+    assert len(json.dumps(values[-1])) > 8000  # too large for a notice: read from the journal
     assert len(tokens) > 10, "B streamed the answer's tokens live"
     # The same events under the same ids on both workers, from B's first one on.
     seen_a = [(p.id, p.event, p.data) for p in parts_a]
@@ -219,3 +224,21 @@ async def test_a_run_is_cancelled_through_the_other_worker(
     assert await _status(b, thread, run) == "interrupted"
     assert isinstance(result, dict) and "never said" not in json.dumps(result)
     assert (await b.client.get(f"/threads/{thread}")).json()["status"] != "busy"
+
+
+async def test_a_follower_that_leaves_the_other_worker_cancels_the_run(
+    pair: list[Worker], model: ScriptedLLM
+) -> None:
+    a, b = pair
+    thread, run = await _slow_run(a, model)
+    await _started(a, thread, run)
+    path = f"/threads/{thread}/runs/{run}/stream"
+    params = {"cancel_on_disconnect": "true"}
+    async with b.client.stream("GET", path, params=params, timeout=60) as response:
+        async for line in response.aiter_lines():
+            if line == "event: messages":
+                break  # B follows live: leave now
+    async with asyncio.timeout(15):
+        while await _status(a, thread, run) == "running":  # noqa: ASYNC110  over HTTP
+            await asyncio.sleep(0.1)
+    assert await _status(a, thread, run) == "interrupted"
