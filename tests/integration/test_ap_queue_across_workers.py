@@ -2,8 +2,9 @@
 
 Worker A may run one run at a time (`DUCK_WORKER_RUNS=1`), worker B the default. A
 background run created on A while A is full is started by B; two runs enqueued on one
-thread start in order, never both at once; a run enqueued on a busy thread on A starts
-after A is killed with SIGKILL, on B, once. One pair of workers serves every case (CI
+thread start in order, never both at once; a pending run cancelled through the other
+worker never starts; a run enqueued on a busy thread on A starts after A is killed with
+SIGKILL, on B, once. One pair of workers serves every case (CI
 time); the kill comes last.
 """
 
@@ -178,6 +179,24 @@ async def test_runs_enqueued_on_a_thread_start_in_order_one_at_a_time(
     for before, after in itertools.pairwise(runs):
         assert before[3] is not None and before[3] <= after[2]  # never both at once
     assert [model.asked[t] for t in texts] == [1, 1, 1]
+
+
+async def test_a_pending_run_cancelled_through_another_worker_never_starts(
+    pair: list[Worker], model: Model
+) -> None:
+    a, b = pair
+    thread = await _thread(b)
+    held = await _create(b, thread, "hold: before the cancelled one")
+    await model.asked_for("hold: before the cancelled one")
+    queued = await _create(a, thread, "never", multitask_strategy="enqueue")
+    cancelled = await b.client.post(f"/threads/{thread}/runs/{queued['run_id']}/cancel")
+    assert cancelled.status_code == 202
+    await b.client.post(f"/threads/{thread}/runs/{held['run_id']}/cancel?wait=true")
+    await asyncio.sleep(1.5)  # three drainer polls with the thread free
+    assert await _status(a, thread, queued["run_id"]) == "interrupted"
+    assert model.asked["never"] == 0
+    metrics = (await a.client.get("/metrics")).text
+    assert "ducklm_queue_depth 0.0" in metrics
 
 
 async def test_a_run_enqueued_on_a_killed_worker_starts_elsewhere_once(
