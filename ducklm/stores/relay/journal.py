@@ -78,7 +78,7 @@ class JournalReader:
     async def purge(self, keep_s: float = KEEP_S) -> None:
         """Delete every stream's rows older than `keep_s` seconds."""
         await self._fetch(
-            "DELETE FROM relay_journal WHERE at < now() - make_interval(secs => %s) RETURNING 1",
+            "DELETE FROM relay_journal WHERE at < now() - make_interval(secs => %s)",
             (keep_s,),
         )
 
@@ -93,7 +93,7 @@ class JournalReader:
                 try:
                     conn = await self._open()
                     cursor = await conn.execute(sql, params)
-                    return list(await cursor.fetchall())
+                    return list(await cursor.fetchall()) if cursor.description else []
                 except Exception:
                     broken, self._conn = self._conn, None
                     if broken is not None:
