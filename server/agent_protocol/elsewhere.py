@@ -8,7 +8,9 @@ journal after the last id sent, then take the notices, skipping every id already
 A notice past a gap (or one whose event was too large for a notice) is read from the
 journal, whose rows are written before their notice. When the channel is quiet for
 `IDLE_CHECK_S` (a lost notice, a worker that died) the journal and the run's record are
-read again, so the stream still ends.
+read again, so the stream still ends. A run that never relays its end (its worker died:
+the reaper goes on with its task as a DuckLM run, not as this door's) ends here when its
+record says it no longer runs.
 
 An enqueued run is waited for (its row, polled) until a worker starts it.
 """
@@ -30,6 +32,8 @@ from ducklm.server.tasks import TaskHub
 from ducklm.stores.relay import JournalReader, Notice, Relay
 
 IDLE_CHECK_S = 5.0
+END_WAIT_S = 1.0
+"""How long a run that has ended is waited on for its stream's `END`."""
 Inbox = asyncio.Queue[Notice | None]
 _cancelling: set[asyncio.Task[None]] = set()
 """Cancels asked by followers that left (held: the loop keeps only weak references)."""
@@ -94,18 +98,19 @@ async def _relayed(
             if item is None:
                 return
             yield item
-        if not running:  # it ended before this follower came: the journal had it all
-            return
-        async for item in _live(inbox, tail, lambda: _running(thread_id, row, duck)):
+        # Ended already: its last events and `END` may still be on their way (the run's
+        # record ends a moment before its relay's last flush), so a short wait for them.
+        idle_s = IDLE_CHECK_S if running else END_WAIT_S
+        async for item in _live(inbox, tail, lambda: _running(thread_id, row, duck), idle_s):
             yield item
 
 
 async def _live(
-    inbox: Inbox, tail: _Tail, running: Callable[[], Awaitable[bool]]
+    inbox: Inbox, tail: _Tail, running: Callable[[], Awaitable[bool]], idle_s: float
 ) -> AsyncIterator[WireEvent]:
     while True:
         try:
-            notice = await asyncio.wait_for(inbox.get(), IDLE_CHECK_S)
+            notice = await asyncio.wait_for(inbox.get(), idle_s)
         except TimeoutError:
             notice = None
         if notice is None:  # quiet or broken: whatever the journal has, and is it over?
