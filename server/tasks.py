@@ -25,6 +25,7 @@ from ducklm.kit.events import Event, RunStatus, done_fields, event
 from ducklm.kit.ids import new_task_id, new_thread_id
 from ducklm.runtime.channel import GraphChunk as Chunk  # what a door asked the runner for
 from ducklm.runtime.facade import DuckLM, NotWaitingError
+from ducklm.runtime.reaper import LEASE_LOST
 from ducklm.server.busy import ThreadBusy
 from ducklm.server.event_keys import START, key_after, key_text
 from ducklm.stores import TaskRecord, ThreadRunning
@@ -62,6 +63,9 @@ class LiveTask:
         self.run_id = ""  # the run going on now (set from its first event)
         self.finished = asyncio.Event()
         self.runner: asyncio.Task[None] | None = None
+        self.taken_over = False
+        """Another worker took its run over (this one stalled past its lease): it goes on
+        there, so this worker stops it and tells only its own followers."""
         self._wake = asyncio.Event()
 
     def publish(self, item: Event) -> None:
@@ -353,11 +357,12 @@ class TaskHub:
             if not live:
                 continue
             try:
-                asked = await self._duck.cancel_requested(list(live))
+                asked = await self._duck.runs_to_stop(list(live))
             except Exception:  # a database hiccup must not end the watch
                 log.warning("could not look for cancel requests", exc_info=True)
                 continue
-            for run_id in asked:
+            for run_id, lost in asked:
+                live[run_id].taken_over = lost
                 if (runner := live[run_id].runner) is not None:
                     runner.cancel()
 
@@ -407,8 +412,10 @@ class TaskHub:
             async for item in events:
                 self._publish(live, item)
         except asyncio.CancelledError:
-            # The runner has recorded the run as cancelled; followers get the same end.
-            self._publish(live, _ended(live, "cancelled"))
+            if live.taken_over:  # its task goes on elsewhere: an end for followers here only
+                live.publish(_ended(live, "interrupted", reason=LEASE_LOST))
+            else:  # the runner has recorded the run as cancelled; followers get the same end
+                self._publish(live, _ended(live, "cancelled"))
         except Exception:
             log.exception("task %s failed outside its run", live.task_id)
             self._publish(live, _ended(live, "failed"))
@@ -424,8 +431,9 @@ class TaskHub:
             self.relay.send(live.task_id, key_text(live.keys[-1]), item)
 
 
-def _ended(live: LiveTask, status: RunStatus) -> Event:
-    return event("done", **done_fields(status, task_id=live.task_id, thread_id=live.thread_id))
+def _ended(live: LiveTask, status: RunStatus, **fields: str) -> Event:
+    ids = {"task_id": live.task_id, "thread_id": live.thread_id}
+    return event("done", **done_fields(status, **ids, **fields))
 
 
 async def _after(first: Event, rest: AsyncIterator[Event]) -> AsyncIterator[Event]:

@@ -676,9 +676,12 @@ class DuckLM:
         """Ask whichever process runs `task_id` to cancel it; `False` if it does not run."""
         return await self._deps.stores.runs.request_cancel(task_id)
 
-    async def cancel_requested(self, run_ids: list[str]) -> list[str]:
-        """Which of these running runs another process asked to cancel."""
-        return await self._deps.stores.runs.cancel_requested(run_ids)
+    async def runs_to_stop(self, run_ids: list[str]) -> list[tuple[str, bool]]:
+        """Which of this process's running runs must stop, each with whether it was lost.
+
+        Lost: taken over by another process; else a cancel was asked for it elsewhere.
+        """
+        return await self._deps.stores.runs.to_stop(run_ids)
 
     async def forget_thread(self, thread_id: str) -> None:
         """Delete a conversation: checkpoints, tasks, runs, events, episodes (facts stay)."""

@@ -44,6 +44,7 @@ from ducklm.runtime.audit_buffer import AuditBuffer
 from ducklm.runtime.channel import GraphChunk, RunChannel
 from ducklm.runtime.graph_stream import EVENTS, graph_chunks
 from ducklm.runtime.observer import RunObserver
+from ducklm.runtime.reaper import LEASE_LOST
 from ducklm.runtime.states import thread_config
 from ducklm.stores import RunStores, ThreadRunning
 from ducklm.stores.runs import DEFERRED
@@ -490,7 +491,8 @@ async def _finish(run: _Run, review: ReviewRef | None = None) -> Event:
     answer = run.answer or None
     await run.buffer.flush()  # `done` is the last event, in the table as on the wire
     async with stores.db.transaction():
-        await stores.runs.finish(run.run_id, run.status, answer=answer, error=run.error)
+        if not await stores.runs.finish(run.run_id, run.status, answer=answer, error=run.error):
+            return _taken_over(run)
         await stores.tasks.set_status(run.task.task_id, run.status, answer=answer, error=run.error)
         if review is not None:  # with the turn's end, so no stop in between can lose it
             await stores.runs.start(review.run_id, run.thread_id, review.task_id, kind="review")
@@ -503,8 +505,21 @@ async def _finish(run: _Run, review: ReviewRef | None = None) -> Event:
 async def _finish_review(run: _Run) -> Event:
     await run.buffer.flush()
     async with run.stores.db.transaction():
-        await run.stores.runs.finish(run.run_id, run.status, error=run.error)
+        if not await run.stores.runs.finish(run.run_id, run.status, error=run.error):
+            return _taken_over(run)
         return await run.record("review_finished", {"status": run.status})
+
+
+def _taken_over(run: _Run) -> Event:
+    """The end of a run another process took over: for this process's clients only.
+
+    This process stalled past its lease (`ducklm.runtime.reaper`) and was stopped (or
+    ran on) meanwhile; the run's task goes on there, so nothing of this end is written.
+    """
+    log.warning(
+        "run %s of thread %s was taken over elsewhere: %s", run.run_id, run.thread_id, LEASE_LOST
+    )
+    return run._stamp("done", done_fields("interrupted", reason=LEASE_LOST))
 
 
 def _translate(run: _Run, chunk: Any) -> list[Event]:

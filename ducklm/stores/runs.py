@@ -81,12 +81,18 @@ class Runs:
 
     async def finish(
         self, run_id: str, status: str, *, answer: str | None = None, error: str | None = None
-    ) -> None:
-        """Record how `run_id` ended."""
-        await self._db.execute(
-            "UPDATE runs SET status = ?, finished_at = ?, answer = ?, error = ? WHERE run_id = ?",
+    ) -> bool:
+        """Record how `run_id` ended; `False` (nothing written) if it was no longer running.
+
+        A run another process took over (its lease expired: `ducklm.runtime.reaper`) is
+        that process's now: the stalled owner's end of it must not overwrite it.
+        """
+        changed = await self._db.execute(
+            "UPDATE runs SET status = ?, finished_at = ?, answer = ?, error = ? "
+            "WHERE run_id = ? AND status IN ('running', 'deferred')",
             (status, time.time(), answer, error, run_id),
         )
+        return changed > 0
 
     async def defer(self, run_id: str) -> None:
         """Record that the review run `run_id` waits for its thread to be idle (`DEFERRED`).
@@ -152,17 +158,29 @@ class Runs:
         )
         return changed > 0
 
-    async def cancel_requested(self, run_ids: list[str]) -> list[str]:
-        """Which of `run_ids` still run and have a cancel requested."""
+    async def to_stop(self, run_ids: list[str]) -> list[tuple[str, bool]]:
+        """Which of `run_ids` (this process's) must stop, each with whether it was lost.
+
+        A run must stop when a cancel was asked for it, or when it is lost.
+
+        Lost: another process took the run over after this one failed to renew its lease
+        for three heartbeats (its event loop stalled, or the database was out of reach).
+        That process goes on with the task; this one must stop, not run it beside it.
+        """
         if not run_ids:
             return []
         marks = ", ".join("?" * len(run_ids))
+        params: list[object] = list(run_ids)
+        lost = ""
+        if self.leases is not None:
+            lost = " OR (status = 'interrupted' AND lease_owner <> ?)"
+            params.append(self.leases.worker_id)
         rows = await self._db.fetchall(
-            f"SELECT run_id FROM runs WHERE run_id IN ({marks}) "
-            "AND status = 'running' AND cancel_requested IS NOT NULL",
-            run_ids,
+            f"SELECT run_id, status <> 'running' FROM runs WHERE run_id IN ({marks}) "
+            f"AND ((status = 'running' AND cancel_requested IS NOT NULL){lost})",
+            params,
         )
-        return [row[0] for row in rows]
+        return [(row[0], bool(row[1])) for row in rows]
 
     async def get(self, run_id: str) -> RunRecord | None:
         """The run `run_id`, or `None`."""

@@ -123,11 +123,11 @@ async def test_one_running_run_per_thread_across_processes(db: Database, other: 
 async def test_a_cancel_is_asked_of_the_running_run_only(db: Database, other: Database) -> None:
     await Runs(db).start("r1", "c1", "t1")
     await Runs(db).start("r0", "c0", "t0")
-    assert await Runs(other).cancel_requested(["r1", "r0"]) == []
+    assert await Runs(other).to_stop(["r1", "r0"]) == []
     assert await Runs(other).request_cancel("t1") is True
-    assert await Runs(db).cancel_requested(["r1", "r0"]) == ["r1"]
+    assert await Runs(db).to_stop(["r1", "r0"]) == [("r1", False)]
     await Runs(db).finish("r1", "cancelled")
-    assert await Runs(db).cancel_requested(["r1"]) == []  # ended: nothing left to do
+    assert await Runs(db).to_stop(["r1"]) == []  # ended: nothing left to do
     assert await Runs(other).request_cancel("t1") is False
     assert await Runs(other).request_cancel("no-such-task") is False
 
