@@ -62,9 +62,10 @@ async def admit(
             # wait for any worker (SQLite: this one, the only one).
             pinned = not background or not door.drainer.shared
             return await _enqueue(spec, body, door, pinned=pinned)
-        if strategy == "reject":
-            await refuse_busy(spec.thread_id, duck=duck, hub=hub)
-        await make_room(spec.thread_id, strategy, duck=duck, hub=hub, door=door)
+        elif strategy == "reject":
+            await refuse_busy(spec.thread_id, duck=duck, hub=hub, door=door)
+        else:
+            await make_room(spec.thread_id, strategy, duck=duck, hub=hub, door=door)
     if background:
         return await _enqueue(spec, body, door, pinned=door.drainer.room() > 0)
     handle = RunHandle(_run_id(spec), spec.thread_id, spec.stream_modes, body.stream_resumable)
@@ -111,9 +112,9 @@ async def _enqueue(spec: RunSpec, body: RunCreate, door: Door, *, pinned: bool) 
     if pinned:  # known here before the row exists: this worker's drainer starts it as is
         drainer.hold(handle, spec, body)
         door.streams.track(handle)  # so a join or stream here waits for its start
-    queued = QueuedRun(handle.run_id, spec.thread_id, spec.temporary)
+    taken_by = drainer.worker_id if pinned else None
     try:
-        await door.queue.add(replace(queued, taken_by=drainer.worker_id if pinned else None))
+        await door.queue.add(QueuedRun(handle.run_id, spec.thread_id, spec.temporary, taken_by))
     except BaseException:
         drainer.release(handle.run_id)
         await door.runs.delete(handle.run_id)

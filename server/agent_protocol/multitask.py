@@ -11,13 +11,12 @@ As the LangGraph server does it (`create_valid_run`, `Runs.cancel`):
 - `rollback`: the running run (and any enqueued one) is cancelled and deleted with its
   checkpoints; then the new run starts.
 
-"Busy" is a run holding the thread on any worker (this hub, or DuckLM's `runs` table
-for another server's), or a row of the thread in the queue.
+"Busy" is a run holding the thread on any worker (this hub, or a running turn in
+DuckLM's `runs` table for another server's), or a row of the thread in the queue. A
+review run behind an answer does not count: it gives way to whatever needs the thread.
 """
 
 from __future__ import annotations
-
-from typing import NoReturn
 
 from fastapi import HTTPException
 
@@ -26,6 +25,7 @@ from ducklm.server.agent_protocol.cancelling import CancelAction, cancel_started
 from ducklm.server.agent_protocol.deps import Door
 from ducklm.server.agent_protocol.run_lookup import FoundRun
 from ducklm.server.tasks import TaskHub, ThreadBusy
+from ducklm.stores.runs import RunRecord
 
 ENQUEUED_BUSY = (
     "thread {thread_id} has runs enqueued: wait for them, or choose another multitask_strategy"
@@ -36,19 +36,22 @@ async def thread_busy(thread_id: str, *, duck: DuckLM, hub: TaskHub, door: Door)
     """Whether a run holds `thread_id` (here or on another server) or runs wait for it."""
     if hub.is_busy(thread_id) or await door.queue.pending(thread_id):
         return True
-    return any(r.status == "running" for r in await duck.runs(thread_id))
+    return bool(await _running_turns(thread_id, duck))
 
 
-async def refuse_busy(thread_id: str, *, duck: DuckLM, hub: TaskHub) -> NoReturn:
-    """`409` naming what holds the thread: its running task, or the runs enqueued on it."""
+async def refuse_busy(thread_id: str, *, duck: DuckLM, hub: TaskHub, door: Door) -> None:
+    """`409` naming what holds the thread: its running task, or the runs enqueued on it.
+
+    Returns when nothing holds it any more (its run ended since it was found busy).
+    """
     try:
         hub.check_free(thread_id)
     except ThreadBusy as exc:
         raise HTTPException(409, str(exc)) from None
-    running = [r for r in await duck.runs(thread_id) if r.status == "running"]
-    if running:  # another server's run
+    if running := await _running_turns(thread_id, duck):  # another server's run
         raise HTTPException(409, str(ThreadBusy.running(thread_id, running[-1].task_id)))
-    raise HTTPException(409, ENQUEUED_BUSY.format(thread_id=thread_id))
+    if await door.queue.pending(thread_id):
+        raise HTTPException(409, ENQUEUED_BUSY.format(thread_id=thread_id))
 
 
 async def make_room(
@@ -67,3 +70,8 @@ async def make_room(
         row = await door.runs.by_duck_run(record.run_id)
         found = FoundRun(row.run_id if row else record.run_id, thread_id, row, record)
         await cancel_started(found, record, action, duck=duck, hub=hub, runs=door.runs)
+
+
+async def _running_turns(thread_id: str, duck: DuckLM) -> list[RunRecord]:
+    """The thread's running turns (a review behind an answer gives way to a new run)."""
+    return [r for r in await duck.runs(thread_id) if r.status == "running" and r.kind == "turn"]

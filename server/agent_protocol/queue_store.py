@@ -47,7 +47,8 @@ _OLDEST_OF_THREAD = (
     "(o.enqueued_at < q.enqueued_at OR (o.enqueued_at = q.enqueued_at AND o.run_id < q.run_id)))"
 )
 _THREAD_FREE = (
-    "NOT EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = q.thread_id AND r.status = 'running') "
+    "NOT EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = q.thread_id AND r.status = 'running' "
+    "AND COALESCE(r.kind, 'turn') = 'turn') "
     # A dead worker's run being taken over (or left to be resumed): the rows behind it wait.
     "AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.thread_id = q.thread_id "
     "AND t.status = 'interrupted' AND t.error = ?)"
