@@ -107,10 +107,11 @@ async def begin(
 async def _enqueue(spec: RunSpec, body: RunCreate, door: Door, *, pinned: bool) -> RunHandle:
     """Write the run to the queue; `pinned`: taken by this worker as it is written."""
     handle = RunHandle(_run_id(spec), spec.thread_id, spec.stream_modes, body.stream_resumable)
-    await door.runs.add(_row(handle.run_id, None, spec, body, state="pending"))
+    row = _row(handle.run_id, None, spec, body, state="pending")
+    await door.runs.add(row)
     drainer = door.drainer
     if pinned:  # known here before the row exists: this worker's drainer starts it as is
-        drainer.hold(handle, spec, body)
+        drainer.hold(handle, spec, body, row)
         door.streams.track(handle)  # so a join or stream here waits for its start
     taken_by = drainer.worker_id if pinned else None
     try:

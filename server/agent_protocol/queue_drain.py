@@ -61,6 +61,8 @@ class Held:
     handle: RunHandle
     spec: RunSpec
     body: RunCreate
+    row: RunRow
+    """Its `ap_runs` row (for its webhook's outcome)."""
 
 
 class QueueDrainer:
@@ -88,9 +90,9 @@ class QueueDrainer:
         running = len(self._hub.running()) + len(self._held)
         return self._duck.settings.worker_runs - running
 
-    def hold(self, handle: RunHandle, spec: RunSpec, body: RunCreate) -> None:
+    def hold(self, handle: RunHandle, spec: RunSpec, body: RunCreate, row: RunRow) -> None:
         """Keep `handle`'s run, whose row this worker takes as it is written, to start it."""
-        self._held[handle.run_id] = Held(handle, spec, body)
+        self._held[handle.run_id] = Held(handle, spec, body, row)
 
     def release(self, run_id: str) -> None:
         """Forget a held run (its row was never written, or is gone)."""
@@ -148,33 +150,38 @@ class QueueDrainer:
             self._wake.clear()
 
     async def _start_row(self, row: QueuedRun, door: Door) -> None:
-        held = self._held.get(row.run_id)
-        if held is None and not await door.queue.take(row.run_id, self.worker_id):
-            return  # another worker took it first
-        record = await door.runs.get(row.run_id)
-        gone = record is None or record.state != "pending"  # cancelled, or thread deleted
-        if gone or (row.starting and await self._began(row)):
-            await door.queue.done(row.run_id)  # (a run that began is the reaper's)
-            self.release(row.run_id)
-            return
-        assert record is not None
-        try:
-            held = held or await self._rebuild(row, record, door)
-        except (HTTPException, ValidationError) as exc:
-            await self._refuse(row, _why(exc), door)
-            return
+        held = self._held.get(row.run_id)  # a cancel deletes its row: `claim` tells
+        if held is None:
+            held = await self._take(row, door)
+            if held is None:
+                return
         if self._hub.is_busy(row.thread_id):  # a state update holds it here: next pass
             return
         self.release(row.run_id)
         if not await door.queue.claim(row.run_id, self.worker_id):
             return  # cancelled meanwhile (or taken by another worker after a stall)
-        await self._begin(row, held, record, door)
+        await self._begin(row, held, door)
 
-    async def _begin(self, row: QueuedRun, held: Held, record: RunRow, door: Door) -> None:
+    async def _take(self, row: QueuedRun, door: Door) -> Held | None:
+        """Take a row admitted elsewhere (or before a restart); its run, if it can start."""
+        if not await door.queue.take(row.run_id, self.worker_id):
+            return None  # another worker took it first
+        record = await door.runs.get(row.run_id)
+        gone = record is None or record.state != "pending"  # cancelled, or thread deleted
+        if gone or (row.starting and await self._began(row)):
+            await door.queue.done(row.run_id)  # (a run that began is the reaper's)
+            return None
+        assert record is not None
+        try:
+            return await self._rebuild(row, record, door)
+        except (HTTPException, ValidationError) as exc:
+            await self._refuse(row, _why(exc), door)
+            return None
+
+    async def _begin(self, row: QueuedRun, held: Held, door: Door) -> None:
         duck, hub = self._duck, self._hub
         try:
-            await begin(held.handle, held.spec, held.body, record, duck=duck, hub=hub, door=door)
-            await door.queue.done(row.run_id)
+            await begin(held.handle, held.spec, held.body, held.row, duck=duck, hub=hub, door=door)
         except ThreadBusy as exc:
             if self._hub.is_busy(row.thread_id) or not await self._waiting(row.thread_id):
                 await self._put_back(row, held, door)  # another run got in first: later
@@ -185,6 +192,8 @@ class QueueDrainer:
         except Exception as exc:  # its row is gone: said, not left `pending` for ever
             log.exception("queued run %s could not start", row.run_id)
             await self._refuse(row, CANNOT_START, door, held, exc)
+        else:  # (a dead taker's starting row is not started again: `_began`)
+            await door.queue.done(row.run_id)
 
     async def _rebuild(self, row: QueuedRun, record: RunRow, door: Door) -> Held:
         """The run of a row admitted elsewhere (or before a restart), from its request."""
@@ -194,11 +203,11 @@ class QueueDrainer:
         )
         spec = named(spec, row.run_id)
         handle = RunHandle(row.run_id, row.thread_id, spec.stream_modes, body.stream_resumable)
-        return Held(handle, spec, body)
+        return Held(handle, spec, body, record)
 
     async def _put_back(self, row: QueuedRun, held: Held, door: Door) -> None:
         if door.streams.get(row.run_id) is held.handle:  # a follower here waits for it
-            self.hold(held.handle, held.spec, held.body)
+            self._held[row.run_id] = held
         await door.queue.unclaim(row.run_id, self.worker_id)
 
     async def _began(self, row: QueuedRun) -> bool:
