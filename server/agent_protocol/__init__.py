@@ -35,6 +35,7 @@ from ducklm.server.agent_protocol.joining import RunStreams
 from ducklm.server.agent_protocol.queue_drain import QueueDrainer
 from ducklm.server.agent_protocol.queue_store import RunQueue
 from ducklm.server.agent_protocol.retention import sweep_forever
+from ducklm.server.agent_protocol.run_relay import relaying_on_ask
 from ducklm.server.agent_protocol.run_store import RunStore
 from ducklm.server.agent_protocol.store import ThreadStore
 from ducklm.server.agent_protocol.store_index import StoreIndex
@@ -102,7 +103,9 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         sweep_forever(duck=duck, door=door, hub=app.state.hub), name="ducklm-thread-ttl"
     )
     try:
-        yield
+        # Another worker's follower asks for a run's stream held here (`run_relay.py`).
+        async with relaying_on_ask(door.streams, app.state.hub.relay):
+            yield
     finally:
         sweeper.cancel()
         await asyncio.gather(sweeper, return_exceptions=True)

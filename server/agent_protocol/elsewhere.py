@@ -1,8 +1,11 @@
 """Following a door run that another worker runs (or enqueued): its relayed stream.
 
-The worker running the run relays and journals its events (`run_relay.py`); here they
-are read back with the ids that worker gives, so a client may reconnect to any worker
-with `Last-Event-ID`. The order that loses and doubles nothing, as for `/v1` streams
+The worker running the run relays and journals its events once a follower asks for
+them (`run_relay.py`; asked again at every quiet spell, in case the ask came before the
+run was tracked there); here they are read back with the ids that worker gives, so a
+client may reconnect to any worker with `Last-Event-ID`. A follower "from now" of a run
+nobody asked for before takes the events after those the first relayed batch brings.
+The order that loses and doubles nothing, as for `/v1` streams
 (`server/follow_elsewhere.py`): subscribe to the run's channel first, then read the
 journal after the last id sent, then take the notices, skipping every id already sent.
 A notice past a gap (or one whose event was too large for a notice) is read from the
@@ -25,7 +28,7 @@ from ducklm.runtime.facade import DuckLM
 from ducklm.server.agent_protocol.deps import Door
 from ducklm.server.agent_protocol.joining import ALWAYS, REFUSED, mode_of
 from ducklm.server.agent_protocol.run_lookup import FoundRun, duck_record, until_started
-from ducklm.server.agent_protocol.run_relay import END, from_item, stream_of
+from ducklm.server.agent_protocol.run_relay import END, ask, from_item, stream_of
 from ducklm.server.agent_protocol.run_store import RunRow
 from ducklm.server.agent_protocol.streaming import WireEvent, encode
 from ducklm.server.tasks import TaskHub
@@ -90,9 +93,12 @@ async def _relayed(
 ) -> AsyncIterator[WireEvent]:
     stream = stream_of(row.run_id)
     async with relay.subscribe(stream) as inbox:
-        # Read after subscribing: what is sent from now on comes as a notice too.
+        # Asked and read after subscribing: what is sent from now on comes as a notice.
+        ask(relay, row.run_id)
         running = await _running(thread_id, row, duck)
         last = await relay.journal.last(stream) if after is None else after
+        if after is None and last == 0 and running:  # relayed from its start once asked
+            last = await _first_batch(inbox, relay, stream, row.run_id)
         tail = _Tail(relay.journal, stream, last)
         for item in await tail.read():
             if item is None:
@@ -101,12 +107,29 @@ async def _relayed(
         # Ended already: its last events and `END` may still be on their way (the run's
         # record ends a moment before its relay's last flush), so a short wait for them.
         idle_s = IDLE_CHECK_S if running else END_WAIT_S
-        async for item in _live(inbox, tail, lambda: _running(thread_id, row, duck), idle_s):
+        still = lambda: _running(thread_id, row, duck)  # noqa: E731
+        async for item in _live(inbox, tail, still, idle_s, lambda: ask(relay, row.run_id)):
             yield item
 
 
+async def _first_batch(inbox: Inbox, relay: Relay, stream: str, run_id: str) -> int:
+    """The last id of what the run's worker journaled on being asked: "now" for a follower.
+
+    Its backlog is journaled in one flush, before the flush's notices.
+    """
+    try:
+        await asyncio.wait_for(inbox.get(), IDLE_CHECK_S)
+    except TimeoutError:
+        ask(relay, run_id)
+    return await relay.journal.last(stream)
+
+
 async def _live(
-    inbox: Inbox, tail: _Tail, running: Callable[[], Awaitable[bool]], idle_s: float
+    inbox: Inbox,
+    tail: _Tail,
+    running: Callable[[], Awaitable[bool]],
+    idle_s: float,
+    again: Callable[[], None],
 ) -> AsyncIterator[WireEvent]:
     while True:
         try:
@@ -114,6 +137,7 @@ async def _live(
         except TimeoutError:
             notice = None
         if notice is None:  # quiet or broken: whatever the journal has, and is it over?
+            again()  # an ask that came before the run was tracked there went unanswered
             still = await running()
             for found in await tail.read():
                 if found is None:

@@ -7,8 +7,7 @@ wire needs: the graph's `values` / `updates` / `messages` / `debug` chunks and, 
 `events`, LangChain's events of the graph's run, which the runner hands to the task's
 `LiveTask` beside DuckLM's events (`GraphOptions.watch`). The graph's run then has the
 door's run id, so `events` name the root run as the LangGraph server's do. On
-PostgreSQL the run's stream also goes to the other workers (`run_relay.py`), so any
-worker follows it.
+PostgreSQL the run's stream goes to another worker that asks for it (`run_relay.py`).
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from dataclasses import replace
 
 from ducklm.kit.events import Event
 from ducklm.runtime.facade import DuckLM
-from ducklm.server.agent_protocol.run_relay import relay_run
 from ducklm.server.agent_protocol.run_spec import RunSpec
 from ducklm.server.agent_protocol.streaming import graph_modes
 from ducklm.server.tasks import LiveTask, TaskHub
@@ -76,11 +74,7 @@ async def start_run(
             return events
         return _then_forget(events, duck, spec.thread_id, forget)
 
-    live = await hub.launch(spec.thread_id, run, new_turn=spec.values is not None)
-    run_id = spec.options.metadata.get("run_id")
-    if hub.relay is not None and run_id:
-        relay_run(live, str(run_id), spec.stream_modes, hub.relay)
-    return live
+    return await hub.launch(spec.thread_id, run, new_turn=spec.values is not None)
 
 
 async def _then_forget(
