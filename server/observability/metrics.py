@@ -45,7 +45,7 @@ class RunMetrics:
         self.runs = Counter("ducklm_runs", "Runs ended, by how they ended.", ["status"], registry=r)
         self.running = Gauge("ducklm_runs_running", "Runs going on in this process.", registry=r)
         self.queued = Gauge(
-            "ducklm_queue_depth", "Agent Protocol runs enqueued behind a busy thread.", registry=r
+            "ducklm_queue_depth", "Agent Protocol runs waiting in the run queue.", registry=r
         )
         self.waiting = Gauge(
             "ducklm_questions_waiting", "Tasks waiting for the person's answer.", registry=r
