@@ -189,7 +189,8 @@ async def test_a_killed_workers_run_goes_on_elsewhere_and_nothing_runs_twice(
         reply(tool_calls=[append]), reply("held", delay_s=HELD_S), reply("Deleted, noted.")
     )
     body = {"decisions": [{"type": "approve"}], **QUIET}
-    answering = asyncio.create_task(_answer(second, task_id, body))
+    seen: list[str] = []  # the SSE ids the killed worker's client got
+    answering = asyncio.create_task(_answer(second, task_id, body, seen))
     await _requests_reach(model, asked + 2)
     await second.kill()
     killed_at = time.monotonic()
@@ -198,6 +199,14 @@ async def test_a_killed_workers_run_goes_on_elsewhere_and_nothing_runs_twice(
 
     survivor = next(w for w in _alive(three) if w is not first) if first.alive else None
     reader = survivor or _alive(three)[0]
+    # Its client reconnects to another worker where it left off: the stream goes on
+    # through the take-over to the end, nothing twice.
+    assert seen, "the killed worker's client got no event"
+    rest = await asyncio.wait_for(_rest(reader, task_id, seen[-1]), TAKEOVER_LIMIT_S + 10)
+    ids = [ident for ident, _ in rest]
+    assert len(ids) == len(set(ids)) and seen[-1] not in ids, (seen[-1], ids)
+    assert rest[-1][1]["type"] == "done" and rest[-1][1]["status"] == "completed", rest[-1]
+    assert rest[-1][1]["answer"] == "Deleted, noted."
     ended = await _ended(reader, task_id, killed_at + TAKEOVER_LIMIT_S)
     assert ended["status"] == "completed", ended
     assert time.monotonic() - killed_at < TAKEOVER_LIMIT_S
@@ -226,14 +235,31 @@ async def test_a_killed_workers_run_goes_on_elsewhere_and_nothing_runs_twice(
     assert len(tools) == 2, conversation["messages"]  # one result each in the checkpoints
 
 
-async def _answer(worker: Worker, task_id: str, body: dict[str, Any]) -> None:
+async def _answer(worker: Worker, task_id: str, body: dict[str, Any], seen: list[str]) -> None:
+    """Approve on `worker` and read the stream until it breaks; each SSE id into `seen`."""
     path = f"/v1/tasks/{task_id}/continue/stream"
     try:
         async with worker.client.stream("POST", path, json=body, timeout=None) as response:
-            async for _ in response.aiter_lines():
-                pass
+            async for line in response.aiter_lines():
+                if line.startswith("id:"):
+                    seen.append(line.removeprefix("id:").strip())
     except httpx.HTTPError:
         pass  # the worker was killed under it
+
+
+async def _rest(worker: Worker, task_id: str, last_id: str) -> list[tuple[str, dict[str, Any]]]:
+    """The task's stream on `worker` after `last_id`, to its end: (SSE id, event)."""
+    seen, ident = [], ""
+    headers = {"Last-Event-ID": last_id}
+    path = f"/v1/tasks/{task_id}/stream"
+    async with worker.client.stream("GET", path, headers=headers, timeout=None) as response:
+        assert response.status_code == 200, await response.aread()
+        async for line in response.aiter_lines():
+            if line.startswith("id:"):
+                ident = line.removeprefix("id:").strip()
+            elif line.startswith("data:"):
+                seen.append((ident, json.loads(line.removeprefix("data:"))))
+    return seen
 
 
 async def _ended(worker: Worker, task_id: str, deadline: float) -> dict[str, Any]:
