@@ -15,7 +15,6 @@ import itertools
 import threading
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
-from contextlib import AsyncExitStack
 from typing import Any
 
 import psycopg
@@ -26,7 +25,7 @@ from ducklm.config.settings import Settings
 from tests.support.agent_runs import QUIET, prompt
 from tests.support.postgres import fresh_schema, require_postgres
 from tests.support.scripted_llm import Reply, ScriptedLLM, reply
-from tests.support.workers import Worker, shared_settings_under, start_worker, stop_worker
+from tests.support.workers import Worker, shared_settings_under, workers_in_turn
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 
@@ -86,13 +85,8 @@ async def database() -> AsyncIterator[str]:
 async def pair(shared_settings: Settings, database: str) -> AsyncIterator[list[Worker]]:
     """A (one run at a time) and B, started one after the other."""
     folder = shared_settings.data_dir.parent
-    async with AsyncExitStack() as stack:
-        started = []
-        for name, runs in (("a", "1"), ("b", "8")):
-            env = {**BEAT, "DUCK_WORKER_RUNS": runs}
-            worker = await start_worker(shared_settings, database, folder, name, **env)
-            stack.push_async_callback(stop_worker, worker)
-            started.append(worker)
+    envs = {name: {**BEAT, "DUCK_WORKER_RUNS": runs} for name, runs in (("a", "1"), ("b", "8"))}
+    async with workers_in_turn(shared_settings, database, folder, envs) as started:
         yield started
 
 

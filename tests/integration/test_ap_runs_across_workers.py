@@ -15,7 +15,7 @@ import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -27,7 +27,7 @@ from ducklm.config.settings import Settings
 from tests.support.agent_runs import QUIET, collect, prompt
 from tests.support.postgres import fresh_schema, require_postgres
 from tests.support.scripted_llm import ScriptedLLM, reply
-from tests.support.workers import TOKEN, Worker, shared_settings_under, start_worker, stop_worker
+from tests.support.workers import TOKEN, Worker, shared_settings_under, workers_in_turn
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 
@@ -54,16 +54,10 @@ def shared_settings(model: ScriptedLLM, tmp_path_factory: pytest.TempPathFactory
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def pair(shared_settings: Settings) -> AsyncIterator[list[Worker]]:
-    """Workers A and B on one fresh schema, started one after the other (see
-    test_streams_across_workers.py for why not side by side)."""
+    """Workers A and B on one fresh schema, started one after the other."""
     async with fresh_schema(require_postgres()) as url:
         folder = shared_settings.data_dir.parent
-        async with AsyncExitStack() as stack:
-            started = []
-            for name in ("a", "b"):
-                worker = await start_worker(shared_settings, url, folder, name)
-                stack.push_async_callback(stop_worker, worker)
-                started.append(worker)
+        async with workers_in_turn(shared_settings, url, folder, {"a": {}, "b": {}}) as started:
             yield started
 
 

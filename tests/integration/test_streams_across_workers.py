@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
-from contextlib import AsyncExitStack
 from typing import Any
 
 import httpx
@@ -22,7 +21,7 @@ import pytest_asyncio
 from ducklm.config.settings import Settings
 from tests.support.postgres import fresh_schema, require_postgres
 from tests.support.scripted_llm import ScriptedLLM, reply
-from tests.support.workers import Worker, shared_settings_under, start_worker, stop_worker
+from tests.support.workers import Worker, shared_settings_under, workers_in_turn
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 
@@ -47,20 +46,10 @@ def shared_settings(model: ScriptedLLM, tmp_path_factory: pytest.TempPathFactory
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def pair(shared_settings: Settings) -> AsyncIterator[list[Worker]]:
-    """Workers A and B on one fresh schema, started one after the other.
-
-    Side by side, the second's checkpoint setup can wait on the first's (a `CREATE
-    INDEX CONCURRENTLY` waits for every open transaction, one of which waits for the
-    setup lock): not what this module tests.
-    """
+    """Workers A and B on one fresh schema, started one after the other."""
     async with fresh_schema(require_postgres()) as url:
         folder = shared_settings.data_dir.parent
-        async with AsyncExitStack() as stack:
-            started = []
-            for name in ("a", "b"):
-                worker = await start_worker(shared_settings, url, folder, name)
-                stack.push_async_callback(stop_worker, worker)
-                started.append(worker)
+        async with workers_in_turn(shared_settings, url, folder, {"a": {}, "b": {}}) as started:
             yield started
 
 

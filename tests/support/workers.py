@@ -96,6 +96,26 @@ async def workers(
         yield list(started)
 
 
+@asynccontextmanager
+async def workers_in_turn(
+    settings: Settings, url: str, folder: Path, envs: dict[str, dict[str, str]]
+) -> AsyncIterator[list[Worker]]:
+    """A worker per name of `envs` (its extra `DUCK_*` variables), started one after the
+    other; stopped at the end.
+
+    One after the other where a module's cases must not wait on the workers' setup: side
+    by side, the second's checkpoint setup can wait on the first's (a `CREATE INDEX
+    CONCURRENTLY` waits for every open transaction, one of which waits for the setup lock).
+    """
+    async with AsyncExitStack() as stack:
+        started = []
+        for name, extra in envs.items():
+            worker = await _start(settings, url, folder, name, extra)
+            stack.push_async_callback(_stop, worker)
+            started.append(worker)
+        yield started
+
+
 async def start_worker(
     settings: Settings, url: str, folder: Path, name: str, **extra: str
 ) -> Worker:
