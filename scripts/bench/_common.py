@@ -131,5 +131,16 @@ def duck_settings(base_url: str, root: Path) -> Settings:
     )
 
 
+def postgres_url() -> str:
+    """The PostgreSQL server the benches on several workers use (`DUCK_TEST_DATABASE_URL`).
+
+    Read before `duck_settings`, which drops every `DUCK_*` variable.
+    """
+    url = os.environ.get("DUCK_TEST_DATABASE_URL")
+    if not url:
+        raise SystemExit("set DUCK_TEST_DATABASE_URL (scripts/test-postgres.sh prints one)")
+    return url
+
+
 def _cell(value: object) -> str:
     return f"{value:.2f}" if isinstance(value, float) else str(value)

@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import ScriptedLLM, duck_settings, header, median_ms, reply, table
+from _common import ScriptedLLM, duck_settings, header, median_ms, postgres_url, reply, table
 
 from ducklm.server.agent_protocol.run_relay import ask
 from tests.support.postgres import fresh_schema
@@ -83,9 +83,7 @@ async def bench(url: str) -> None:
 
 
 def main() -> None:
-    url = os.environ.get("DUCK_TEST_DATABASE_URL")
-    if not url:
-        raise SystemExit("set DUCK_TEST_DATABASE_URL (scripts/test-postgres.sh prints one)")
+    url = postgres_url()
     header(
         "an Agent Protocol run's cost of relaying its stream, PostgreSQL",
         f"{ROUNDS} interleaved rounds, {WORDS} tokens {GAP_S * 1000:.0f} ms apart",

@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import ScriptedLLM, duck_settings, header, percentile_ms, reply, table
+from _common import ScriptedLLM, duck_settings, header, percentile_ms, postgres_url, reply, table
 
 from ducklm.config.settings import Settings
 from tests.support.postgres import fresh_schema
@@ -99,9 +99,7 @@ async def bench(settings: Settings, url: str, root: Path, llm: ScriptedLLM) -> N
 
 
 def main() -> None:
-    url = os.environ.get("DUCK_TEST_DATABASE_URL")
-    if not url:
-        raise SystemExit("set DUCK_TEST_DATABASE_URL (scripts/test-postgres.sh prints one)")
+    url = postgres_url()
     header(
         "An Agent Protocol stream on the running worker (A) and another (B)",
         f"paced: {PACED} tokens every {PACED_S:g} s; burst: {BURST} tokens at once;",

@@ -28,7 +28,16 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from _common import ScriptedLLM, duck_settings, header, median_ms, p90_ms, reply, table
+from _common import (
+    ScriptedLLM,
+    duck_settings,
+    header,
+    median_ms,
+    p90_ms,
+    postgres_url,
+    reply,
+    table,
+)
 
 from ducklm.config.settings import Settings
 from tests.support.postgres import fresh_schema
@@ -101,9 +110,7 @@ async def bench(settings: Settings, url: str, root: Path, llm: ScriptedLLM) -> N
 
 
 def main() -> None:
-    url = os.environ.get("DUCK_TEST_DATABASE_URL")
-    if not url:
-        raise SystemExit("set DUCK_TEST_DATABASE_URL (scripts/test-postgres.sh prints one)")
+    url = postgres_url()
     header(
         "From POST /threads/{id}/runs to the run's start: direct, and through the queue",
         f"{ROUNDS} rounds after {WARMUP} warm-up; {os.cpu_count()} CPUs, "

@@ -15,11 +15,12 @@ the reference:
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+
+from _common import postgres_url
 
 from ducklm.server.tasks import LiveTask
 from ducklm.stores.relay import open_relay
@@ -109,7 +110,7 @@ def _p(values: list[float], q: float) -> float:
 
 
 async def main() -> None:
-    url = os.environ["DUCK_TEST_DATABASE_URL"]
+    url = postgres_url()
     for name, gap, count in (("one event", 0.005, SINGLE), (f"{RATE} tokens/s", 1 / RATE, PACED)):
         local = await _local(gap, count, burst=False)
         relayed = await _relayed(url, gap, count, burst=False)

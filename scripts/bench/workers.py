@@ -23,7 +23,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import Reply, ScriptedLLM, duck_settings, header, percentile_ms, reply, table, verdict
+from _common import (
+    Reply,
+    ScriptedLLM,
+    duck_settings,
+    header,
+    percentile_ms,
+    postgres_url,
+    reply,
+    table,
+    verdict,
+)
 
 from ducklm.config.settings import Settings
 from tests.support.postgres import fresh_schema
@@ -120,9 +130,7 @@ async def bench(settings: Settings, url: str, root: Path, model: ScriptedLLM) ->
 
 
 def main() -> None:
-    url = os.environ.get("DUCK_TEST_DATABASE_URL")
-    if not url:
-        raise SystemExit("set DUCK_TEST_DATABASE_URL (scripts/test-postgres.sh prints one)")
+    url = postgres_url()
     header(
         "Workers on one PostgreSQL: scale and take-over",
         f"{RUNS} turns at {CONCURRENCY} concurrent clients; model answers in {MODEL_S:g} s;",
