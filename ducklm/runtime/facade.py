@@ -785,6 +785,10 @@ class DuckLM:
         """The runs of `thread_id`, oldest first."""
         return await self._deps.stores.runs.for_thread(thread_id)
 
+    async def running_turns(self, thread_id: str) -> list[RunRecord]:
+        """The turns of `thread_id` running now, in this process or another one."""
+        return await self._deps.stores.runs.running_turns(thread_id)
+
     async def events(self, thread_id: str, *, after: int = 0) -> list[AuditRecord]:
         """The audited events of `thread_id` with `seq > after`."""
         return await self._deps.stores.audit.list(thread_id, after=after)

@@ -187,6 +187,19 @@ class Runs:
         row = await self._db.fetchone(f"SELECT {_COLUMNS} FROM runs WHERE run_id = ?", (run_id,))
         return RunRecord(*row) if row else None
 
+    async def running_turns(self, thread_id: str) -> list[RunRecord]:
+        """The turns of `thread_id` running now, in any process (a review is not a turn).
+
+        One indexed read, not the thread's whole history: admission asks it before every
+        Agent Protocol run.
+        """
+        rows = await self._db.fetchall(
+            f"SELECT {_COLUMNS} FROM runs WHERE thread_id = ? AND status = 'running' "
+            "AND COALESCE(kind, 'turn') = 'turn'",
+            (thread_id,),
+        )
+        return [RunRecord(*row) for row in rows]
+
     async def for_thread(self, thread_id: str) -> list[RunRecord]:
         """Runs of `thread_id`, oldest first."""
         rows = await self._db.fetchall(

@@ -74,4 +74,4 @@ async def make_room(
 
 async def _running_turns(thread_id: str, duck: DuckLM) -> list[RunRecord]:
     """The thread's running turns (a review behind an answer gives way to a new run)."""
-    return [r for r in await duck.runs(thread_id) if r.status == "running" and r.kind == "turn"]
+    return await duck.running_turns(thread_id)
