@@ -328,11 +328,10 @@ class TaskHub:
     async def _take_unless_waiting(self, thread_id: str, task_id: str = "") -> None:
         self._take(thread_id, task_id)
         try:
-            latest = await self._duck.tasks(thread_id, limit=1)
-            if latest and latest[0].status == "interrupted":
+            if waiting := await self._duck.waiting_task(thread_id):
                 raise ThreadBusy(
                     f"conversation {thread_id!r} waits for an answer to task "
-                    f"{latest[0].task_id!r}: answer it or cancel it first"
+                    f"{waiting.task_id!r}: answer it or cancel it first"
                 )
         except BaseException:
             self._busy.pop(thread_id, None)

@@ -647,6 +647,11 @@ class DuckLM:
         """Tasks, newest first, of one thread or of all."""
         return await self._deps.stores.tasks.list(thread_id, limit=limit)
 
+    async def waiting_task(self, thread_id: str) -> TaskRecord | None:
+        """The thread's latest task if it waits for an answer (no new turn may start)."""
+        latest = await self.tasks(thread_id, limit=1)
+        return latest[0] if latest and latest[0].status == "interrupted" else None
+
     async def waiting_count(self) -> int:
         """How many tasks wait for the person's answer (a question, a password)."""
         found = await self._deps.stores.tasks.open_tasks()
@@ -784,6 +789,11 @@ class DuckLM:
     async def runs(self, thread_id: str) -> list[RunRecord]:
         """The runs of `thread_id`, oldest first."""
         return await self._deps.stores.runs.for_thread(thread_id)
+
+    async def run_record(self, thread_id: str, run_id: str) -> RunRecord | None:
+        """The run `run_id` of `thread_id` (one read by its key), or `None`."""
+        record = await self._deps.stores.runs.get(run_id)
+        return record if record is not None and record.thread_id == thread_id else None
 
     async def running_turns(self, thread_id: str) -> list[RunRecord]:
         """The turns of `thread_id` running now, in this process or another one."""

@@ -19,7 +19,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from ducklm.runtime.facade import DuckLM, NotWaitingError
 from ducklm.server.agent_protocol.deps import Door
-from ducklm.server.agent_protocol.run_lookup import FoundRun
+from ducklm.server.agent_protocol.run_lookup import FoundRun, duck_record
 from ducklm.server.agent_protocol.run_store import RunRow, RunStore
 from ducklm.server.tasks import TaskHub, TaskNotFound
 from ducklm.stores.runs import RunRecord
@@ -86,10 +86,10 @@ async def cancel_pending(
         row = await door.runs.get(run.run_id)
         if row is None or row.state in ("refused", "cancelled", "deleted"):
             return
-        records = [r for r in await duck.runs(run.thread_id) if r.run_id == row.duck_run_id]
-        if records:
-            started = FoundRun(run.run_id, run.thread_id, row, records[0])
-            await cancel_started(started, records[0], action, duck=duck, hub=hub, runs=door.runs)
+        record = await duck_record(run.thread_id, row.duck_run_id, duck)
+        if record is not None:
+            started = FoundRun(run.run_id, run.thread_id, row, record)
+            await cancel_started(started, record, action, duck=duck, hub=hub, runs=door.runs)
             return
         await asyncio.sleep(STARTING_POLL_S)
     log.warning("run %s was taken from the queue but not recorded: not cancelled", run.run_id)

@@ -183,7 +183,7 @@ class QueueDrainer:
         try:
             await begin(held.handle, held.spec, held.body, held.row, duck=duck, hub=hub, door=door)
         except ThreadBusy as exc:
-            if self._hub.is_busy(row.thread_id) or not await self._waiting(row.thread_id):
+            if self._hub.is_busy(row.thread_id) or not await self._duck.waiting_task(row.thread_id):
                 await self._put_back(row, held, door)  # another run got in first: later
                 return
             await self._refuse(row, WAITING.format(thread_id=row.thread_id), door, held, exc)
@@ -233,10 +233,6 @@ class QueueDrainer:
         if held is not None and not held.handle.started.done():
             held.handle.started.set_exception(exc or RuntimeError(why))
             held.handle.started.exception()  # a follower may never come: not an unseen error
-
-    async def _waiting(self, thread_id: str) -> bool:
-        latest = await self._duck.tasks(thread_id, limit=1)
-        return bool(latest) and latest[0].status == "interrupted"
 
     async def _renew(self, door: Door) -> None:
         if self._held and time.monotonic() - self._renewed >= self.stale_s / STALE_BEATS:

@@ -41,7 +41,7 @@ async def find_run(thread_id: str, run_id: str, duck: DuckLM, door: Door) -> Fou
     if row is not None and (row.thread_id != thread_id or row.state == "deleted"):
         raise HTTPException(404, NOT_FOUND.format(run_id=run_id))
     duck_run_id = row.duck_run_id if row is not None else run_id
-    record = await duck_record(thread_id, duck_run_id, duck) if duck_run_id else None
+    record = await duck_record(thread_id, duck_run_id, duck)
     record = record if record is not None and record.kind == "turn" else None
     if row is None and record is None:
         raise HTTPException(404, NOT_FOUND.format(run_id=run_id))
@@ -79,9 +79,12 @@ async def until_started(found: FoundRun, door: Door) -> RunRow | None:
     return row
 
 
-async def duck_record(thread_id: str, duck_run_id: str, duck: DuckLM) -> RunRecord | None:
-    """DuckLM's record of its run `duck_run_id` of `thread_id`."""
-    return next((r for r in await duck.runs(thread_id) if r.run_id == duck_run_id), None)
+async def duck_record(thread_id: str, duck_run_id: str | None, duck: DuckLM) -> RunRecord | None:
+    """DuckLM's record of its run `duck_run_id` of `thread_id` (`None`: not started).
+
+    One read by its key: joins and followers elsewhere poll it.
+    """
+    return await duck.run_record(thread_id, duck_run_id) if duck_run_id else None
 
 
 async def _handle_end(handle: RunHandle) -> None:

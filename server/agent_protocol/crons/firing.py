@@ -28,6 +28,7 @@ from ducklm.server.agent_protocol.crons.store import CronRow, TickOutcome
 from ducklm.server.agent_protocol.deps import Door
 from ducklm.server.agent_protocol.joining import RunHandle
 from ducklm.server.agent_protocol.launch import admit
+from ducklm.server.agent_protocol.run_lookup import duck_record
 from ducklm.server.agent_protocol.run_spec import stateless_run, thread_run
 from ducklm.server.agent_protocol.schemas import RunCreate
 from ducklm.server.tasks import TaskHub, ThreadBusy
@@ -108,8 +109,8 @@ class CronRuns:
         row = await self.door.runs.get(run_id)  # started by another server, maybe
         if row is None or row.duck_run_id is None:
             return row is not None and row.state == "pending"
-        records = await self.duck.runs(row.thread_id)
-        return any(r.run_id == row.duck_run_id and r.status == "running" for r in records)
+        record = await duck_record(row.thread_id, row.duck_run_id, self.duck)
+        return record is not None and record.status == "running"
 
     def _delete_thread_after(self, handle: RunHandle) -> None:
         task = asyncio.create_task(
@@ -127,8 +128,7 @@ class CronRuns:
             await asyncio.sleep(END_POLL_S)
         # else it never started (dropped, refused): its thread goes all the same
         thread_id = handle.thread_id
-        latest = await self.duck.tasks(thread_id, limit=1)
-        if latest and latest[0].status == "interrupted":
+        if await self.duck.waiting_task(thread_id):
             log.info("cron run %s waits for the person: thread %s kept", handle.run_id, thread_id)
             return
         try:
