@@ -62,13 +62,17 @@ async def get_door(request: Request) -> Door:
     return door
 
 
+THREAD_NOT_FOUND = "Thread with ID {thread_id} not found"
+"""The LangGraph server's words for a thread it does not have."""
+
+
 async def get_thread(
     thread_id: str, door: Annotated[Door, Depends(get_door)], duck: Duck
 ) -> ThreadRecord:
     """The thread named by the path, or `404`."""
     record = await find_thread(thread_id, duck, door.threads)
     if record is None:
-        raise HTTPException(404, f"Thread with ID {thread_id} not found")
+        raise HTTPException(404, THREAD_NOT_FOUND.format(thread_id=thread_id))
     return record
 
 

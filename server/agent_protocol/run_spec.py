@@ -39,7 +39,7 @@ from ducklm.server.agent_protocol.assistant_config import (
     with_assistant,
 )
 from ducklm.server.agent_protocol.catalog import GRAPH_METADATA, create_thread, find_thread
-from ducklm.server.agent_protocol.deps import Door
+from ducklm.server.agent_protocol.deps import THREAD_NOT_FOUND, Door
 from ducklm.server.agent_protocol.inbox import as_decisions
 from ducklm.server.agent_protocol.schemas import RunCreate, StreamMode
 from ducklm.server.agent_protocol.webhooks.policy import WebhookRefused, check_webhook
@@ -102,7 +102,7 @@ async def thread_run(
     check_run_webhook(body.webhook, duck)
     if await find_thread(thread_id, duck, door.threads) is None:
         if body.if_not_exists != "create":
-            raise HTTPException(404, f"Thread with ID {thread_id} not found")
+            raise HTTPException(404, THREAD_NOT_FOUND.format(thread_id=thread_id))
         _check_uuid(thread_id)
         await create_thread(thread_id, {}, duck, door.threads)
     elif body.input is not None:
@@ -140,7 +140,7 @@ async def queued_run(
     assistant = await run_assistant(body.assistant_id, door.assistants)
     body = with_assistant(body, assistant)
     if not temporary and await find_thread(thread_id, duck, door.threads) is None:
-        raise HTTPException(404, f"Thread with ID {thread_id} not found")
+        raise HTTPException(404, THREAD_NOT_FOUND.format(thread_id=thread_id))
     return await _spec(body, thread_id, body.stream_modes(), duck, temporary=temporary)
 
 

@@ -15,7 +15,14 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Response
 
 from ducklm.server.agent_protocol.catalog import all_threads, create_thread, find_thread, load_view
-from ducklm.server.agent_protocol.deps import Door, DoorDep, DuckDep, HubDep, ThreadDep
+from ducklm.server.agent_protocol.deps import (
+    THREAD_NOT_FOUND,
+    Door,
+    DoorDep,
+    DuckDep,
+    HubDep,
+    ThreadDep,
+)
 from ducklm.server.agent_protocol.filters import contains
 from ducklm.server.agent_protocol.identity import ALIASES, GRAPH_ID
 from ducklm.server.agent_protocol.responses import SelectedThread, Thread
@@ -123,7 +130,7 @@ async def copy_thread(thread: ThreadDep, duck: DuckDep, door: DoorDep, hub: HubD
     """
     copy_id = str(uuid.uuid4())
     if not await duck.copy_thread(thread.thread_id, copy_id):  # deleted meanwhile
-        raise HTTPException(404, f"Thread with ID {thread.thread_id} not found")
+        raise HTTPException(404, THREAD_NOT_FOUND.format(thread_id=thread.thread_id))
     await door.threads.merge(copy_id, thread.metadata)
     record = await find_thread(copy_id, duck, door.threads)
     assert record is not None  # just made
