@@ -34,7 +34,7 @@ async def health(client: httpx.AsyncClient) -> str:
 async def test_health_shows_the_model_loading_and_a_turn_meanwhile_skips_recall(
     settings: Settings, llm: ScriptedLLM, tmp_path: Path
 ) -> None:
-    env = cli_env(settings)
+    env = cli_env(settings, local_embeddings=True)
     added = await run_cli(
         "memory", "add", "My editor is Helix.", env=env, cwd=tmp_path, limit_s=300
     )

@@ -57,7 +57,7 @@ async def test_resume_exits_promptly_after_done(
     llm.set_schema_replies(
         {"Critique": reply(critique), "MemoryProposal": reply(json.dumps({"should_store": False}))}
     )
-    env = cli_env(settings)
+    env = cli_env(settings, local_embeddings=True)
     llm.script(reply(tool_calls=[call("file_write", path="a.txt", content="new", overwrite=True)]))
     await asyncio.to_thread((workspace / "a.txt").write_text, "old")
     paused = await run_cli(
