@@ -14,12 +14,28 @@ from langgraph_sdk.client import LangGraphClient
 from ducklm.config.settings import Settings, load_settings
 from ducklm.learning.skills import default_skills_dir
 from ducklm.runtime.facade import DuckLM
+from tests.support import embedding_service, hypothesis_profiles
+from tests.support.cli import stop_zygote
 from tests.support.fake_sudo import install_fake_sudo
 from tests.support.postgres import fresh_schema, require_postgres
 from tests.support.role_script import RoleScript
 from tests.support.scripted_llm import ScriptedLLM
 from tests.support.server import Served, sdk_client, serve
 from tests.support.webhook_receiver import Receiver, webhook_receiver
+
+pytest_plugins = ["tests.support.timing_report"]
+hypothesis_profiles.load()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _cli_processes() -> Iterator[None]:
+    """What the `ducklm` processes the tests start share, paid once per test process: the
+    real embedding model served to them (tests/support/embedding_service.py; it loads on
+    first use) and the zygote they fork from (tests/support/zygote.py; it starts on
+    first use and stops at the end)."""
+    embedding_service.start()
+    yield
+    stop_zygote()
 
 
 @pytest.fixture(autouse=True)

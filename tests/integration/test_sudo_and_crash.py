@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from ducklm.config.settings import Settings
 from ducklm.runtime.facade import DuckLM, NotWaitingError
 from ducklm.stores.intents import CommandIntents
 from ducklm.turn.tool_step import run as tool_run
-from tests.support.cli import cli_env, run_cli
+from tests.support.cli import cli_env, run_cli, start_cli
 from tests.support.fake_sudo import PASSWORD
 from tests.support.scripted_llm import ScriptedLLM, ToolCallSpec, call, reply
 
@@ -136,11 +135,10 @@ async def test_a_command_running_when_the_process_died_is_not_run_again(
     command = "echo start >> log.txt; sleep 30; echo end >> log.txt"
     llm.script(reply(tool_calls=[call("shell_exec", command=command)]))
     env = cli_env(settings)
-    cli = asyncio.create_task(
-        run_cli(
-            "chat", "run it", "--thread", "K1", "--no-critic", "--no-memory", env=env, cwd=tmp_path
-        )
+    proc = await start_cli(
+        "chat", "run it", "--thread", "K1", "--no-critic", "--no-memory", env=env, cwd=tmp_path
     )
+    cli = asyncio.ensure_future(proc.communicate())
     # Until the command has started inside the sandbox (the CLI first loads the
     # embedding model, which takes a while on a busy machine).
     for _ in range(1200):
@@ -149,11 +147,10 @@ async def test_a_command_running_when_the_process_died_is_not_run_again(
         await asyncio.sleep(0.05)
     else:
         pytest.fail("the command never started")
-    pids = await asyncio.to_thread(_ducklm_pids)
-    assert pids, "the ducklm process is running"
-    for pid in pids:
-        os.kill(pid, signal.SIGKILL)
+    assert proc.returncode is None, "the ducklm process is running"
+    proc.kill()
     await cli
+    assert proc.returncode == -signal.SIGKILL
 
     llm.script(reply("It was interrupted; I did not run it again."))
     resumed = await run_cli("resume", "K1", "--json", env=env, cwd=tmp_path)
@@ -162,20 +159,6 @@ async def test_a_command_running_when_the_process_died_is_not_run_again(
     assert finished["status"] == "unknown"
     assert finished["output"].startswith("interrupted, outcome unknown")
     assert await asyncio.to_thread(log.read_text) == "start\n", "never started twice"
-
-
-def _ducklm_pids() -> list[int]:
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"ducklm.cli.main" in cmdline and b"K1" in cmdline:
-            pids.append(int(entry.name))
-    return pids
 
 
 async def test_a_call_another_worker_started_meanwhile_is_not_started_again(

@@ -17,7 +17,9 @@ from typing import Any
 import pytest
 
 from ducklm.config.settings import Settings
+from tests.support import embedding_service
 from tests.support.scripted_llm import ScriptedLLM, reply
+from tests.support.zygote import ForkedProcess, Zygote
 
 
 @dataclass
@@ -33,8 +35,13 @@ class CliResult:
         return [json.loads(line) for line in self.stdout.splitlines() if line.strip()]
 
 
-def cli_env(settings: Settings) -> dict[str, str]:
-    """An environment that points a `ducklm` process at the same files as `settings`."""
+def cli_env(settings: Settings, *, local_embeddings: bool = False) -> dict[str, str]:
+    """An environment that points a `ducklm` process at the same files as `settings`.
+
+    The process embeds through the test process's shared embedding service (the same
+    model, loaded once: tests/support/embedding_service.py) unless `local_embeddings`,
+    for the tests that prove the in-process load itself.
+    """
     env = {k: v for k, v in os.environ.items() if not k.startswith("DUCK_")}
     env.update(
         DUCK_LLM_BASE_URL=settings.llm_base_url or "",
@@ -42,15 +49,47 @@ def cli_env(settings: Settings) -> dict[str, str]:
         DUCK_WORKSPACE=str(settings.workspace),
         DUCK_MODEL_RETRY_INITIAL_INTERVAL=str(settings.model_retry_initial_interval),
     )
+    if settings.embeddings_url:
+        env["DUCK_EMBEDDINGS_URL"] = settings.embeddings_url
+    elif not local_embeddings:
+        env["DUCK_EMBEDDINGS_URL"] = embedding_service.url()
     if settings.skills_dir is not None:
         env["DUCK_SKILLS_DIR"] = str(settings.skills_dir)
     return env
 
 
+FRESH_PROCESSES = "DUCK_TEST_FRESH_PROCESSES"
+"""Set to 1 to start every `ducklm` as a new interpreter instead of forking the zygote."""
+
+_zygote = Zygote()
+
+
+def stop_zygote() -> None:
+    """Stop this test process's zygote, if it started one (tests/conftest.py, at the end)."""
+    _zygote.stop()
+
+
 async def start_cli(
     *args: str, env: dict[str, str], cwd: Path, stdin: int = asyncio.subprocess.DEVNULL
+) -> asyncio.subprocess.Process | ForkedProcess:
+    """Start `ducklm ARGS` as a process of its own and return it (to kill it mid-run).
+
+    It is forked from the zygote, which has imported DuckLM already
+    (tests/support/zygote.py): the same command in a real process, without paying the
+    imports again. `stdin` is DEVNULL or PIPE.
+    """
+    if os.environ.get(FRESH_PROCESSES) == "1":
+        return await start_fresh_cli(*args, env=env, cwd=cwd, stdin=stdin)
+    return await _zygote.start(
+        list(args), env=env, cwd=cwd, stdin_pipe=stdin == asyncio.subprocess.PIPE
+    )
+
+
+async def start_fresh_cli(
+    *args: str, env: dict[str, str], cwd: Path, stdin: int = asyncio.subprocess.DEVNULL
 ) -> asyncio.subprocess.Process:
-    """Start `python -m ducklm.cli.main ARGS` and return the process (to kill it mid-run)."""
+    """Start `python -m ducklm.cli.main ARGS` in a new interpreter: for the tests about
+    the process's own start-up (what it imports, how long it takes)."""
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -72,7 +111,7 @@ model (19 s at load 1.5) and once took over 60 s on a busy CI machine."""
 async def run_cli(
     *args: str, env: dict[str, str], cwd: Path, stdin: str | None = None, limit_s: float = LIMIT_S
 ) -> CliResult:
-    """Run `python -m ducklm.cli.main ARGS` to completion without blocking the event loop."""
+    """Run `ducklm ARGS` (forked: `start_cli`) to completion without blocking the event loop."""
     proc = await start_cli(*args, env=env, cwd=cwd, stdin=asyncio.subprocess.PIPE)
     talk = asyncio.ensure_future(proc.communicate(stdin.encode() if stdin is not None else None))
     try:
@@ -167,10 +206,7 @@ async def serving(
     env: dict[str, str], cwd: Path, *flags: str, limit_s: float = 60
 ) -> AsyncIterator[tuple[str, str]]:
     """`ducklm serve --port 0` until the block ends (then Ctrl-C): base URL and login URL."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "ducklm.cli.main", "serve", "--port", "0", *flags,
-        env=env, cwd=cwd, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+    proc = await start_cli("serve", "--port", "0", *flags, env=env, cwd=cwd)
     assert proc.stderr is not None
     try:
         yield await asyncio.wait_for(announced_urls(proc.stderr), limit_s)
