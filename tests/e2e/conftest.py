@@ -11,7 +11,7 @@ import asyncio
 import os
 import re
 import shutil
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -25,6 +25,7 @@ from playwright.async_api import (
     expect,
 )
 
+from tests.support.chromium import shared_chromium
 from tests.support.server import Served
 
 CHROMIUM = "/usr/bin/chromium"
@@ -41,24 +42,33 @@ expect.set_options(timeout=TIMEOUT_MS)
 PLAYWRIGHT_START = ("playwright/_impl/_driver.py", {"compute_driver_executable"})
 
 
-@pytest.fixture
-async def browser(blockbuster: BlockBuster) -> AsyncIterator[Browser]:
-    """Headless Chromium from Debian's package (scripts/system-deps.sh installs it)."""
-    if not await asyncio.to_thread(shutil.which, CHROMIUM):
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[str]:
+    """One headless Chromium for the whole session: its DevTools endpoint.
+
+    Each test connects to it and gets fresh browser contexts (profiles), so no test
+    sees another's cookies or storage; launching Chromium once per test cost 1-3 s each.
+    """
+    if not shutil.which(CHROMIUM):
         missing = f"{CHROMIUM} is missing: run scripts/system-deps.sh --test"
         if os.environ.get("CI"):  # CI installs it: its absence there is a failure
             pytest.fail(missing)
         pytest.skip(missing)
+    with shared_chromium(CHROMIUM) as endpoint:
+        yield endpoint
+
+
+@pytest.fixture
+async def browser(chromium: str, blockbuster: BlockBuster) -> AsyncIterator[Browser]:
+    """The session's Chromium (Debian's package), connected for this test."""
     for function in blockbuster.functions.values():
         function.can_block_in(*PLAYWRIGHT_START)
     async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=["--no-sandbox"]
-        )
+        connected = await playwright.chromium.connect_over_cdp(chromium)
         try:
-            yield launched
+            yield connected
         finally:
-            await launched.close()
+            await connected.close()  # closes this test's contexts, not Chromium
 
 
 @pytest.fixture
