@@ -25,7 +25,7 @@ import hypothesis
 import pytest
 import requests
 import schemathesis
-from hypothesis import HealthCheck, Phase, given
+from hypothesis import Phase, given
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
@@ -42,9 +42,6 @@ from schemathesis.specs.openapi.checks import (
 from ducklm.config.settings import Settings, load_settings
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 from tests.support.server import serve
-
-EXAMPLES = 8
-"""Generated requests per operation and mode (positive, negative): ~50 operations."""
 
 
 def invalid_bodies_and_paths_rejected(ctx: Any, response: Any, case: Any) -> bool | None:
@@ -152,7 +149,15 @@ def _seed(api: requests.Session, url: str, llm: ScriptedLLM) -> None:
     assert ran.status_code == 200, ran.text
 
 
-def test_no_operation_answers_5xx_or_off_schema(fuzz_settings: Settings, llm: ScriptedLLM) -> None:
+SHARDS = 4
+"""The operations are fuzzed in this many tests, each on a server of its own, so that
+pytest-xdist spreads them over its workers (one test took 6 minutes)."""
+
+
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_no_operation_answers_5xx_or_off_schema(
+    fuzz_settings: Settings, llm: ScriptedLLM, shard: int
+) -> None:
     llm.set_default(reply("Done."))
     with serve_on_thread(fuzz_settings) as running, requests.Session() as api:
         api.headers.update(running.headers)
@@ -162,7 +167,7 @@ def test_no_operation_answers_5xx_or_off_schema(fuzz_settings: Settings, llm: Sc
         operations = [result.ok() for result in schema.get_all_operations()]
         fuzzed = [op for op in operations if not NOT_FUZZED_TAGS & set(op.tags or ())]
         assert len(fuzzed) > 40, [op.label for op in fuzzed]
-        for operation in fuzzed:
+        for operation in fuzzed[shard::SHARDS]:
             for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
                 problem = _fuzz(operation, mode, api, running)
                 if problem is not None:
@@ -173,14 +178,9 @@ def test_no_operation_answers_5xx_or_off_schema(fuzz_settings: Settings, llm: Sc
 def _fuzz(
     operation: Any, mode: GenerationMode, api: requests.Session, running: Running
 ) -> str | None:
-    @hypothesis.settings(
-        max_examples=EXAMPLES,
-        deadline=None,
-        derandomize=True,  # the same requests every run: CI does not flake on a new seed
-        database=None,
-        phases=[Phase.explicit, Phase.generate],
-        suppress_health_check=list(HealthCheck),
-    )
+    # Examples per operation and mode, seeds and deadlines come from the loaded profile
+    # (tests/support/hypothesis_profiles.py: `ci` draws 8, the same ones every run).
+    @hypothesis.settings(phases=[Phase.explicit, Phase.generate])
     @given(case=operation.as_strategy(generation_mode=mode))
     def check(case: Any) -> None:
         case.call_and_validate(base_url=running.url, session=api, checks=CHECKS, timeout=60)
