@@ -40,17 +40,25 @@ typecheck: install
 	$(PY) scripts/typecheck.py
 
 # The persistence tests run on SQLite and on a real PostgreSQL server: Debian's cluster on
-# loopback, started by scripts/test-postgres.sh (a URL already set wins; without a server
-# they skip, except under CI). TEST_WORKERS=N runs the suite in N processes (pytest-xdist;
-# a group of cases sharing one server, `xdist_group`, stays on one process). It stays 0
-# (one process) by default: on this project's 2-core machine, 4 processes were no faster
-# and a timing-bound case that passes alone failed beside them (2026-12-03); use it where
-# there are more cores than 2. The 30 slowest cases are printed last, where the CI log's
-# tail shows them: they are where the suite's time goes.
-TEST_WORKERS ?= 0
-test: test-system lint typecheck
-	DUCK_TEST_DATABASE_URL="$${DUCK_TEST_DATABASE_URL:-$$(scripts/test-postgres.sh || true)}" \
-		$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=30
+# loopback, started once by scripts/test-postgres.sh (a URL already set wins; without a
+# server they skip, except under CI). The suite runs in TEST_WORKERS processes
+# (pytest-xdist; a group of cases sharing one server, `xdist_group`, stays on one process).
+# Each phase's time is printed and kept (scripts/phase.sh); the end of the run prints the
+# seconds per test folder and the 40 slowest tests, where the CI log's tail shows them
+# (scripts/test_times.py prints the same table again). HYPOTHESIS_PROFILE=deep runs the
+# API fuzz with many more examples (tests/support/hypothesis_profiles.py).
+TEST_WORKERS ?= 2
+PHASE := scripts/phase.sh
+test:
+	@mkdir -p test-artifacts/times && rm -f test-artifacts/times/phases.tsv
+	@$(PHASE) install $(MAKE) --no-print-directory install
+	@$(PHASE) test-system $(MAKE) --no-print-directory test-system
+	@$(PHASE) lint $(MAKE) --no-print-directory lint
+	@$(PHASE) typecheck $(MAKE) --no-print-directory typecheck
+	@url="$${DUCK_TEST_DATABASE_URL:-$$($(PHASE) postgres scripts/test-postgres.sh || true)}"; \
+		DUCK_TEST_DATABASE_URL="$$url" $(PHASE) tests \
+		$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup; \
+		code=$$?; $(PY) scripts/test_times.py; exit $$code
 
 bench: install
 	$(PY) scripts/bench/turn_overhead.py
