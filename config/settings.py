@@ -143,6 +143,14 @@ class Settings(BaseSettings):
     only (comma-separated); unset: loopback only."""
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     """Request bodies larger than this are refused with 413."""
+    header_timeout_s: float = Field(default=10.0, gt=0, le=600)
+    """A request's head (its line and headers) must arrive whole within this many seconds
+    of its first byte (of the connection's opening, for its first request), or the
+    connection is closed: a slow client cannot hold one open (`server/connection.py`)."""
+    body_timeout_s: float = Field(default=30.0, gt=0, le=3600)
+    """A request's body must arrive within this many seconds of its head, plus one second
+    per KiB received (a large upload at any usable speed keeps going), or the connection
+    is closed."""
     api_docs: bool = False
     """Serve the API's interactive docs at /docs and /redoc. Off by default: their pages
     load scripts from a CDN, on the origin that holds the person's session."""

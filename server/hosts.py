@@ -14,6 +14,7 @@ import ipaddress
 from collections.abc import Iterable
 
 LOCALHOST = "localhost"
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def host_name(host_header: str) -> str | None:
@@ -69,6 +70,42 @@ def is_allowed_host(host_header: str, allowed: frozenset[str]) -> bool:
     """
     name = host_name(host_header)
     return name is not None and (is_loopback(name) or name in allowed)
+
+
+def absolute_target(raw_path: bytes) -> tuple[str, str, bytes] | None:
+    """An absolute-form target's scheme, authority and path, else `None`.
+
+    `http://Evil.example:80/a` -> (`http`, `evil.example:80`, `/a`); a bare
+    `http://host` has the path `/`. The path is as sent (percent-encoded).
+    """
+    for scheme in ("http", "https"):
+        prefix = f"{scheme}://".encode()
+        if raw_path[: len(prefix)].lower() == prefix:
+            authority, slash, path = raw_path[len(prefix) :].partition(b"/")
+            return scheme, authority.decode("latin-1").lower(), slash + path or b"/"
+    return None
+
+
+def same_authority(authority: str, host_header: str, scheme: str) -> bool:
+    """Whether a target's authority names exactly the `Host` header's host and port.
+
+    A port left out is the scheme's own (80 for http, 443 for https); a user name
+    (`http://user@host/`) never matches: a request target may not carry one.
+    """
+    if "@" in authority:
+        return False
+    default = DEFAULT_PORTS[scheme]
+    target = _endpoint(authority, default)
+    return target is not None and target == _endpoint(host_header, default)
+
+
+def _endpoint(authority: str, default_port: int) -> tuple[str, int] | None:
+    name = host_name(authority)
+    if name is None:
+        return None
+    text = authority.strip().lower()
+    tail = text.rsplit("]", 1)[1] if text.startswith("[") else text.partition(name)[2]
+    return name, int(tail[1:]) if tail[1:] else default_port
 
 
 def _is_port(text: str, *, after_colon: bool = False) -> bool:

@@ -21,13 +21,14 @@ import json
 import re
 from collections.abc import Iterable
 from typing import Annotated
+from urllib.parse import unquote
 
 from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ducklm.kit.token import same_token
-from ducklm.server.hosts import is_allowed_host, normal_names
+from ducklm.server.hosts import absolute_target, is_allowed_host, normal_names, same_authority
 from ducklm.server.session import CSRF_HEADER, browser_session
 
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -53,6 +54,7 @@ CORS_EXPOSED = b"content-location, x-pagination-total, x-pagination-next"
 CORS_MAX_AGE = b"600"
 FOREIGN_PAGE = "requests from another site's page are refused"
 TWO_HOSTS = "a request may carry one Host header, not several"
+OTHER_TARGET = "a request target in absolute form must name exactly the host of its Host header"
 
 
 class GuardMiddleware:
@@ -93,7 +95,7 @@ class GuardMiddleware:
         if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
             await _answer_preflight(send, cors)
             return
-        scope = _json_body(scope, headers)
+        scope = _json_body(_in_origin_form(scope), headers)
         cap = self._cap(scope)
         length = headers.get("content-length")
         if length is not None:
@@ -123,9 +125,9 @@ class GuardMiddleware:
         if sum(name.lower() == b"host" for name, _ in scope["headers"]) > 1:
             return 400, TWO_HOSTS
         host = headers.get("host", "")
-        target = _absolute_target_host(scope)
-        if target is not None and not is_allowed_host(target, self.hosts):
-            host = target  # refused below, by the name the target gave
+        target = absolute_target(scope.get("raw_path") or b"")
+        if target is not None and not same_authority(target[1], host, target[0]):
+            return 400, OTHER_TARGET
         if not is_allowed_host(host, self.hosts):
             shown = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
             return 400, f"this server does not answer to the host {shown[:MAX_SHOWN_HOST]!r}"
@@ -138,14 +140,17 @@ class GuardMiddleware:
         return None
 
 
-def _absolute_target_host(scope: Scope) -> str | None:
-    """The host of an absolute-form target (`GET http://host/path`), else `None`."""
-    raw = scope.get("raw_path") or b""
-    for scheme in (b"http://", b"https://"):
-        if raw[: len(scheme)].lower() == scheme:
-            authority = raw[len(scheme) :].split(b"/", 1)[0]
-            return authority.rsplit(b"@", 1)[-1].decode("latin-1")
-    return None
+def _in_origin_form(scope: Scope) -> Scope:
+    """The scope of an absolute-form request (`GET http://host/p`) as if sent `GET /p`.
+
+    h11 hands the whole target on as the path (and `ducklm serve`'s httptools protocol
+    keeps it in `raw_path`, `server/connection.py`): the routes match the path alone.
+    """
+    target = absolute_target(scope.get("raw_path") or b"")
+    if target is None:
+        return scope
+    raw_path = target[2]
+    return {**scope, "raw_path": raw_path, "path": unquote(raw_path.decode("ascii", "replace"))}
 
 
 def _normal(origin: str) -> str:

@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import contextlib
 import gc
+import logging
 import signal
 import sys
 from collections.abc import Callable, Coroutine, Iterator
@@ -21,6 +22,7 @@ from ducklm.cli.llama import say
 from ducklm.cli.stopping import GRACE_S, Stopping
 from ducklm.config.settings import Settings
 from ducklm.models.local.autostart import local_server_for
+from ducklm.runtime.logs import HIDE_QUERIES
 from ducklm.runtime.server_file import remove_server_file, write_server_file
 from ducklm.stores import require_database
 
@@ -71,19 +73,25 @@ async def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
 
 def uvicorn_config(app: Any, settings: Settings, *, host: str, port: int) -> uvicorn.Config:
     """How `ducklm serve` runs the app under uvicorn."""
-    import uvicorn  # noqa: PLC0415  only the server needs it
+    from ducklm.server.connection import DoorConfig  # noqa: PLC0415  only the server needs it
 
     # uvicorn believes X-Forwarded-* from 127.0.0.1 by default, and every client of a
     # local server is on loopback: only the proxies the person names are believed.
     proxies = settings.trusted_proxies
-    return uvicorn.Config(
+    config = DoorConfig(  # head and body deadlines: a slow client is cut off
         app,
+        header_timeout_s=settings.header_timeout_s,
+        body_timeout_s=settings.body_timeout_s,
         host=host,
         port=port,
         proxy_headers=bool(proxies),
         forwarded_allow_ips=proxies or None,
         timeout_graceful_shutdown=GRACE_S,  # see ducklm/cli/stopping.py
     )
+    # After the Config: it configures uvicorn's loggers (a dictConfig keeps their filters).
+    for name in ("uvicorn.access", "uvicorn.error"):
+        logging.getLogger(name).addFilter(HIDE_QUERIES)  # no token or code in a log line
+    return config
 
 
 async def _serve(settings: Settings, args: argparse.Namespace) -> int:
