@@ -21,6 +21,7 @@ from langchain_core.tools import InjectedToolArg, tool
 
 from ducklm.tools.errors import ToolError
 from ducklm.tools.file_threads import run_file_work
+from ducklm.tools.secret_scan.names import is_secret_name
 from ducklm.tools.workspace import (
     MOVED,
     open_parent,
@@ -110,7 +111,9 @@ async def search_files(  # noqa: D417  workspace and timeout_s are injected, not
     workspace: Annotated[Path, InjectedToolArg],
     glob: str = "**/*",
     case_sensitive: bool = False,
+    *,
     timeout_s: Annotated[float | None, InjectedToolArg] = None,
+    secret_names: Annotated[tuple[str, ...], InjectedToolArg] = (),
 ) -> str:
     """Find lines containing a text in the workspace's files.
 
@@ -120,7 +123,7 @@ async def search_files(  # noqa: D417  workspace and timeout_s are injected, not
         case_sensitive: Match upper and lower case exactly.
     """
     return await run_file_work(
-        "search_files", timeout_s, _search, workspace, query, glob, case_sensitive
+        "search_files", timeout_s, _search, workspace, query, glob, case_sensitive, secret_names
     )
 
 
@@ -278,7 +281,13 @@ def _listed(path: Path, info: os.stat_result) -> str:
     return f"{path.name}  ({kind}, not read)"
 
 
-def _search(workspace: Path, query: str, glob: str, case_sensitive: bool) -> str:
+def _search(
+    workspace: Path,
+    query: str,
+    glob: str,
+    case_sensitive: bool,
+    secret_names: tuple[str, ...] = (),
+) -> str:
     if not query:
         raise ToolError("query is empty")
     if glob.startswith(("/", "~")) or ".." in Path(glob).parts:
@@ -288,8 +297,8 @@ def _search(workspace: Path, query: str, glob: str, case_sensitive: bool) -> str
     matches: list[str] = []
     for file in _walk(root):
         rel = file.relative_to(root).as_posix()
-        if not _glob_match(rel, glob):
-            continue
+        if not _glob_match(rel, glob) or is_secret_name(file, secret_names):
+            continue  # secret files by name are left out, as the sandbox masks them
         matches.extend(_matches_in(file, rel, needle, case_sensitive))
         if len(matches) >= MAX_SEARCH_MATCHES:
             matches = matches[:MAX_SEARCH_MATCHES]

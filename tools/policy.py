@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ducklm.tools.coder_tools import CODER_TOOL_NAMES
+from ducklm.tools.commands.findings import SECRET
 from ducklm.tools.commands.hosts import describe_hosts, network_hosts
 from ducklm.tools.commands.policy import CommandPolicy
+from ducklm.tools.secret_scan.names import is_secret_name
 from ducklm.tools.workspace import PathError, is_within, relative_name, resolve_in_workspace
 
 READ_ONLY_TOOLS = frozenset({"file_read", "list_dir", "search_files", "search_conversations"})
@@ -67,6 +69,8 @@ ALLOW = Verdict("allow", "runs without asking")
 
 def assess(name: str, args: dict[str, Any], env: PolicyEnv) -> Verdict:
     """The verdict for calling tool `name` with `args`. Blocking (stat calls)."""
+    if name == "file_read":
+        return _assess_read(args, env)
     if name in READ_ONLY_TOOLS:
         return ALLOW
     if name == "file_write":
@@ -94,6 +98,26 @@ def may_change_workspace(name: str, verdict: Verdict) -> bool:
     if verdict.action == "deny" or name in READ_ONLY_TOOLS:
         return False
     return name == "shell_exec" or verdict.command_class != "read_only"
+
+
+def _assess_read(args: dict[str, Any], env: PolicyEnv) -> Verdict:
+    """`file_read` of a file with a secret's name asks, as a command that reads one does.
+
+    By the name it is read by and by its real path, so a link to `.env` and the
+    workspace's `.env.local` by its absolute path ask too; approved, it is read in clear.
+    """
+    path = args.get("path")
+    if not isinstance(path, str) or env.commands is None:
+        return ALLOW  # the tool's own validation reports the bad argument
+    try:
+        target = resolve_in_workspace(env.workspace, path)
+    except PathError:
+        return ALLOW  # the tool refuses it with the reason; nothing to approve
+    names = env.commands.secret_names
+    if not (is_secret_name(Path(path), names) or is_secret_name(target, names)):
+        return ALLOW
+    rel = relative_name(env.workspace, target)
+    return Verdict("ask", SECRET.format(path=rel), rule_key=f"read:{rel}", secrets=True)
 
 
 def _assess_write(args: dict[str, Any], env: PolicyEnv) -> Verdict:

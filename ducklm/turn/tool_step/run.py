@@ -28,12 +28,14 @@ from ducklm.tools.file_threads import deadline_args
 from ducklm.tools.hitl import AllowForever, Reject, ServerQuestion
 from ducklm.tools.mcp_info import McpToolInfo, event_fields, mcp_info, progress_listener
 from ducklm.tools.policy import PolicyEnv, may_change_workspace
+from ducklm.tools.secret_scan.names import secret_name_args
 from ducklm.tools.shell import ShellEnv
 from ducklm.turn.coding.proposals import Proposal
 from ducklm.turn.tool_step.plan import DecidedCall
 from ducklm.turn.tool_step.progress import progress_events
 from ducklm.turn.tool_step.repeats import DECLINED, repeat_message
 from ducklm.turn.tool_step.sampling import role_sampler, sampled_event
+from ducklm.turn.tool_step.shown import shown_facts, shown_output
 from ducklm.undo.step import StepCheckpoint
 
 if TYPE_CHECKING:
@@ -96,12 +98,14 @@ async def execute(
     del password  # forget the secret as soon as the command has it
     if outcome.question is not None:
         return outcome.question
+    output = await shown_output(item, outcome.output)  # every result: its secrets hidden
+    shown = await shown_facts(item, outcome.facts)
     limit = runtime.context.settings.max_tool_output_chars
-    facts = dict(outcome.facts)
+    facts = dict(shown)
     if changes and checkpoint is not None:
         facts.update(await checkpoint.after_call(call["id"] or "", call["name"], item.args))
     # Cut twice at most: by the sandbox's byte budget, then for the state's char budget.
-    truncated = bool(facts.pop("truncated", False)) or len(outcome.output) > limit
+    truncated = bool(facts.pop("truncated", False)) or len(output) > limit
     emit(
         runtime,
         "tool_call_finished",
@@ -112,17 +116,17 @@ async def execute(
         approved_by=_approver(item),
         verdict=item.planned.verdict.action,
         command_class=item.verdict.command_class,
-        output=outcome.output,
+        output=output,
         truncated=truncated,
         **mcp,
         **facts,
     )
     return ToolMessage(
-        content=clip(outcome.output, limit),
+        content=clip(output, limit),
         tool_call_id=call["id"] or "",
         name=call["name"],
         status="error" if outcome.status != "success" else "success",
-        artifact=outcome.facts or None,
+        artifact=shown or None,
     )
 
 
@@ -158,7 +162,12 @@ async def _outcome(
         finally:
             progress_listener.reset(heard)
             call_asks.reset(token)
-    injected = {"workspace": env.workspace, **deadline_args(tool.name, runtime.context.settings)}
+    ctx = runtime.context
+    injected = {
+        "workspace": env.workspace,
+        **deadline_args(tool.name, ctx.settings),
+        **secret_name_args(tool.name, ctx.commands.secret_names),
+    }
     return await _invoke(tool, item.planned.call, {**args, **injected})
 
 
