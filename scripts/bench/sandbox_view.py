@@ -5,7 +5,10 @@ workspace are found by one scan and masked. Measured, interleaved, in the same r
 
 1. baseline: `true` in bubblewrap with no secret names (no scan, no masks);
 2. view: `true` in bubblewrap with permissions.yaml's secret names (the scan, 5 masks);
-3. the scan alone (`secret_files`), off the sandbox.
+3. the scan alone (`secret_files`), off the sandbox;
+4. the secret scan every tool result passes before the model sees it
+   (`tools/secret_scan/`), per result of 8,000 and 65,536 chars: its target is at most
+   bubblewrap's own start per call.
 
 Ratios are against the baseline; the load average is printed because absolute times
 move with other work on the machine.
@@ -22,10 +25,12 @@ import time
 from pathlib import Path
 
 from _common import header, median_ms, table
+from secret_scan import own_tree
 
 from ducklm.tools.commands.policy import load_command_policy
 from ducklm.tools.sandbox.runner import Limits, run_sandboxed
 from ducklm.tools.sandbox.view import secret_files
+from ducklm.tools.secret_scan.hide import hide_secrets
 
 FILES = 10_000
 ROUNDS = 15
@@ -81,8 +86,32 @@ async def main() -> None:
             ["baseline: bubblewrap, no masks", b, "1.00x"],
             ["view: scan + masks", median_ms(view), f"{median_ms(view) / b:.2f}x"],
             ["the scan alone", median_ms(scan), f"{median_ms(scan) / b:.2f}x"],
+            *(
+                [f"secret scan of one {size:,}-char tool result", ms, f"{ms / b:.2f}x"]
+                for size, ms in secret_scan_ms(ROUNDS).items()
+            ),
         ],
     )
+
+
+def secret_scan_ms(rounds: int) -> dict[int, float]:
+    """The median cost of the secret scan every tool result passes, by result size.
+
+    8,000 chars is what the model gets of one result (`DUCK_MAX_TOOL_OUTPUT_CHARS`),
+    65,536 a command's whole output; the results are cut from DuckLM's own source.
+    """
+    corpus = "".join(own_tree().values())
+    hide_secrets("warm up: import detect-secrets, build the patterns")
+    found = {}
+    for size in (8_000, 65_536):
+        times = []
+        for at in range(rounds):
+            piece = corpus[at * size : (at + 1) * size]
+            started = time.perf_counter()
+            hide_secrets(piece)
+            times.append(time.perf_counter() - started)
+        found[size] = median_ms(times)
+    return found
 
 
 if __name__ == "__main__":

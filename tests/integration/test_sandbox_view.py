@@ -31,7 +31,14 @@ from ducklm.tools.sandbox.landlock import abi_version
 from ducklm.tools.sandbox.runner import ExecResult, Limits, run_sandboxed
 from ducklm.tools.sandbox.view import View, bwrap_view, secret_files
 from ducklm.tools.trust import Taint, under_taint
-from tests.support.sandbox_corpus import COUNT, GIT_CONFIG, OPTION_CODE, READS, SPELLINGS
+from tests.support.sandbox_corpus import (
+    COUNT,
+    GIT_CONFIG,
+    OPTION_CODE,
+    READ_ONLY_CODE,
+    READS,
+    SPELLINGS,
+)
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is missing")
@@ -96,6 +103,7 @@ CASES = [
     *[pytest.param(c, id=f"read-{i}") for i, c in enumerate(READS)],
     *[pytest.param(c, id=f"spelling-{i}") for i, c in enumerate(SPELLINGS)],
     *[pytest.param(c, id=f"option-{i}") for i, c in enumerate(OPTION_CODE)],
+    *[pytest.param(c, id=f"read-only-code-{i}") for i, c in enumerate(READ_ONLY_CODE)],
 ]
 
 

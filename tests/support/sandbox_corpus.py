@@ -198,3 +198,34 @@ GIT_CONFIG = [
 """A repository config that names a program, and a git command that would run it."""
 
 COUNT = len(READS) + len(SPELLINGS) + len(OPTION_CODE) + len(GIT_CONFIG)
+
+READ_ONLY_CODE = [
+    # abbreviations of a long option that takes a program
+    "printf 'touch PWNED\\n' > x.sh; env --sp='sh x.sh'",
+    "printf 'touch PWNED\\n' > x.sh; env --split-s 'sh x.sh'",
+    "printf 'touch PWNED\\n' > x.sh; env -vS'sh x.sh'",
+    # watch runs its command; -g and -d are flags, not the option's value
+    "printf 'touch PWNED\\n' > x.sh; watch -g 'sh x.sh'",
+    "printf 'touch PWNED\\n' > x.sh; watch -d -x sh x.sh",
+    # login and interactive shells read profile files the same command wrote
+    "printf 'touch PWNED\\n' > /tmp/.bash_profile; bash -lc true",
+    "printf 'touch PWNED\\n' > /tmp/.bashrc; bash -ic true < /dev/null",
+    "printf 'touch PWNED\\n' > /tmp/.profile; sh -lc true",
+    # variables set by other forms than a prefix, before a command that obeys them
+    "printf 'touch PWNED\\n' > p.sh; for BASH_ENV in p.sh; do export BASH_ENV; bash -c true; done",
+    "for PS4 in '$(touch PWNED)'; do set -x; true; done",
+    "read -r PS4 <<< '$(touch PWNED)'; set -x; true",
+    "printf -v PAGER %s 'touch PWNED; false'; export PAGER; git -p log",
+    "declare -x GIT_PAGER='touch PWNED; false'; git -p log",
+    "mapfile -t GIT_CONFIG_COUNT <<< 0; git status",
+    # array subscripts and arithmetic that run code
+    "test -v 'a[$(touch PWNED)]'",
+    "[ -v 'a[$(touch PWNED)]' ]",
+    "printf -v 'a[$(touch PWNED)]' %s x",
+    "read 'a[$(touch PWNED)]' <<< x",
+    "mapfile -C 'touch PWNED;:' -c 1 a <<< x",
+    "i='a[$(touch PWNED)]'; echo ${b[i]}",
+    "i='a[$(touch PWNED)]'; ((x=i))",
+    "x='$(touch PWNED)'; echo ${x@P}",
+]
+"""Code in commands the policy once read as read-only: each must ask (issue 41.3)."""

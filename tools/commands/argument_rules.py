@@ -1,4 +1,4 @@
-"""Rules for tools whose arguments say more than the lists can: git, sed, awk, find, tar, dd.
+"""Rules for tools whose arguments say more than the lists can: git, sed, awk, find, tar, dd, test.
 
 Each rule runs after the generic classification of a call (`command_calls`) and adds
 findings for what the tool's own syntax reveals: a sed script that writes files, the
@@ -17,8 +17,9 @@ from ducklm.tools.commands.findings import Findings
 from ducklm.tools.commands.options import flag_matches
 from ducklm.tools.commands.paths import expand_path
 from ducklm.tools.commands.sed import sed_script_is_risky
+from ducklm.tools.commands.variables import tested_names
 from ducklm.tools.commands.verdict import RANK, CommandClass
-from ducklm.tools.commands.words import Word
+from ducklm.tools.commands.words import GLOB_CHARS, Word
 
 GIT_CONFIG = "git config can set commands git runs (core.pager, core.fsmonitor...)"
 GIT_REPO_UNKNOWN = (
@@ -82,7 +83,9 @@ def _git_repository(found: Findings, call: Call) -> None:
             git_dir = expand_path(opt.value, start, places.home)
             if git_dir is None:
                 break
-    if start is None or (git_dir is None and any(o.name == "--git-dir" for o in call.own)):
+    unknown = git_dir is None and any(o.name == "--git-dir" for o in call.own)
+    # a glob names the repository only when it runs: `cd re?o && git status`
+    if start is None or unknown or any(c in str(git_dir or start) for c in GLOB_CHARS):
         found.add("system", GIT_REPO_UNKNOWN, ask=True)
         return
     try:
@@ -168,6 +171,10 @@ def _tar_options(args: tuple[Word, ...]) -> tuple[str, Word | None, Word | None]
     return mode, archive, folder
 
 
+def _test(found: Findings, call: Call, cls: CommandClass) -> None:
+    tested_names(found, call.args)
+
+
 def _dd(found: Findings, call: Call, cls: CommandClass) -> None:
     for word in call.positionals:
         key, eq, value = word.text.partition("=")
@@ -185,6 +192,8 @@ TOOL_RULES: dict[str, ToolRule] = {
     "find": _find,
     "tar": _tar,
     "dd": _dd,
+    "test": _test,
+    "[": _test,
     **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), _awk),
 }
 """The extra rule of each tool that has one."""

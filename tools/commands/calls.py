@@ -164,9 +164,10 @@ def _option_table(found: Findings, call: Call) -> None:
     for problem in call.problems:
         found.add("system", problem, ask=True)
     spec = OPTION_SPECS.get(call.name)
-    if call.name in CODE_OPTION_TOOLS or (spec is not None and (spec.risky or spec.writes)):
-        # `x=--compress-program=sh; sort $x f`: a word whose value the policy cannot see
-        # may be any option, a risky one too.
+    flagged = {call.name, call.key} & found.index.flag_rules.keys()
+    if call.name in CODE_OPTION_TOOLS or flagged or (spec and (spec.risky or spec.writes)):
+        # `x=--compress-program=sh; sort $x f`, `rg $x`: a word whose value the policy
+        # cannot see may be any option, a risky one too.
         hidden = [w for w in call.args if _may_be_option(w)]
         if hidden:
             found.add(

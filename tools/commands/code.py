@@ -18,6 +18,14 @@ from ducklm.tools.commands.words import Redirect, Word
 
 ROOT_SHELL = "{name} starts a root shell"
 STDIN_CODE = "{name} runs code it reads from its input"
+STARTUP_FILES = "{name} {option} reads profile or rc files, which run code the policy cannot read"
+ALWAYS_READS = "{name} reads its rc files at every start, which run code the policy cannot read"
+# Login and interactive shells read profile and rc files (`~/.bash_profile`, `~/.bashrc`,
+# `$ENV`), which an earlier command may have written; zsh and fish read theirs always,
+# unless told not to.
+_STARTUP_LETTERS = frozenset("li")
+_STARTUP_LONG = ("--login", "--rcfile", "--init-file", "--interactive")
+_ALWAYS_READS = {"zsh": ("-f", "--no-rcs"), "fish": ("-N", "--no-config")}
 _CODE_FLAGS = frozenset({"-c", "-e", "-E", "--eval", "-p", "--print", "-r", "-m"})
 _STDIN_OPS = ("<<", "<<-", "<<<", "<")
 
@@ -62,6 +70,9 @@ class CodeCommands:
         rest = args[i + (1 if i < len(args) and args[i].text == "--" else 0) :]
         if any(a.text in found.rules.read_only_flags.get(name, ()) for a in args):
             return
+        startup = _startup_files(name, args[:i])
+        if startup is not None:
+            found.add("system", startup, ask=True)
         floor = found.index.class_of(name)
         if floor is not None and floor != "read_only":
             found.add(floor, CLASS_REASONS[floor].format(name=name))
@@ -108,6 +119,19 @@ class CodeCommands:
         found.add("system", STDIN_CODE.format(name=name), ask=True)
         if source is None and any(stage > 0 for _, stage in ctx.pipes):
             found.readers.append((name, ctx.pipes))
+
+
+def _startup_files(name: str, options: list[Word]) -> str | None:
+    """Why a shell started with these options reads profile or rc files, or None."""
+    for word in options:
+        text = word.text
+        short = text[:1] == "-" and not text.startswith("--")
+        if (short and _STARTUP_LETTERS & set(text[1:])) or text.startswith(_STARTUP_LONG):
+            return STARTUP_FILES.format(name=name, option=text)
+    quiet = _ALWAYS_READS.get(name)
+    if quiet is not None and not any(w.text in quiet for w in options):
+        return ALWAYS_READS.format(name=name)
+    return None
 
 
 def _stdin_source(ctx: Ctx) -> Redirect | None:

@@ -21,6 +21,9 @@ LOADS = "loads code into the program"
 WRITES_FILE = "writes a file"
 WRITES_MAGIC = "writes a compiled magic file"
 SETS_CLOCK = "sets the clock"
+OTHER_FOLDER = "runs the command in another folder, which the policy does not follow"
+SETS_VARIABLE = "sets a variable the command may obey"
+LOGIN = "starts the command as a login shell would be, which reads profile files"
 
 _GNU: dict[str, OptionSpec] = {
     "ls": OptionSpec(
@@ -391,6 +394,75 @@ _AWK = OptionSpec(
     w_long=True,
 )
 
+# Wrappers: options end at the command they run (getopt's "+"). env 9.1 also takes the
+# blanks of a `#!/usr/bin/env -S` line as options that do nothing.
+_WRAPPERS: dict[str, OptionSpec] = {
+    "env": OptionSpec(
+        short="C:iS:u:v0 \t",
+        long=(
+            "ignore-environment null unset= chdir= default-signal? ignore-signal? "
+            "block-signal? list-signal-handling debug split-string= help version"
+        ),
+        risky={"-C": OTHER_FOLDER, "--chdir": OTHER_FOLDER},
+        stop=True,
+    ),
+    "timeout": OptionSpec(
+        short="k:s:v",
+        long="foreground kill-after= preserve-status signal= verbose help version",
+        stop=True,
+    ),
+    "nice": OptionSpec(short="n:", long="adjustment= help version", stop=True, numbers=True),
+    "ionice": OptionSpec(
+        short="c:n:p:P:u:tVh",
+        long="class= classdata= pid= pgid= uid= ignore help version",
+        stop=True,
+    ),
+    "nohup": OptionSpec(long="help version", stop=True),
+    "setsid": OptionSpec(short="cfwhV", long="ctty fork wait help version", stop=True),
+    "stdbuf": OptionSpec(short="i:o:e:", long="input= output= error= help version", stop=True),
+    # GNU time 1.9 (`/usr/bin/time`; the shell keyword is read by the parse)
+    "time": OptionSpec(
+        short="af:o:pqvV",
+        long="append format= output= portability quiet verbose help version",
+        writes=("-o", "--output"),
+        stop=True,
+    ),
+    "xargs": OptionSpec(
+        short="0a:E:e::I:i::L:l::n:oprs:txP:d:",
+        long=(
+            "null arg-file= delimiter= eof? replace? max-lines? max-args= open-tty "
+            "interactive no-run-if-empty max-chars= verbose show-limits exit max-procs= "
+            "process-slot-var= help version"
+        ),
+        risky={"--process-slot-var": SETS_VARIABLE},
+        stop=True,
+    ),
+    # procps-ng 4.0 (the union of its releases): -d takes an attached optional value,
+    # -g and -x are flags, and -x runs the words as a command line, not through sh -c.
+    "watch": OptionSpec(
+        short="bCced::fghq:n:prs:twvx",
+        long=(
+            "color no-color differences? help interval= beep errexit follow chgexit "
+            "equexit= exec precise no-rerun shotsdir= no-title no-wrap version"
+        ),
+        risky={"-s": WRITES_FILE, "--shotsdir": WRITES_FILE},
+        stop=True,
+    ),
+    # util-linux 2.38: `flock FILE -c CODE` is read after the file, not by getopt
+    "flock": OptionSpec(
+        short="sexnouFw:E:hV",
+        long=(
+            "shared exclusive unlock nonblock nb close no-fork timeout= wait= "
+            "conflict-exit-code= verbose help version"
+        ),
+        stop=True,
+    ),
+    "chroot": OptionSpec(long="groups= userspec= skip-chdir help version", stop=True),
+    # bash builtins: short options only
+    "command": OptionSpec(short="pvV", stop=True, abbrev=False),
+    "exec": OptionSpec(short="cla:", risky={"-l": LOGIN, "-a": LOGIN}, stop=True, abbrev=False),
+}
+
 # git's own options (before the subcommand), as git.c reads them: exact names only
 _GIT = OptionSpec(
     short="C:c:hpPv",
@@ -406,6 +478,7 @@ _GIT = OptionSpec(
 
 OPTION_SPECS: dict[str, OptionSpec] = {
     **_GNU,
+    **_WRAPPERS,
     "git": _GIT,
     "egrep": _GNU["grep"],
     "fgrep": _GNU["grep"],

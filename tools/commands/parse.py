@@ -15,6 +15,7 @@ from typing import Any
 
 import bashlex
 
+from ducklm.tools.commands.arithmetic import ARITHMETIC, parameter_code
 from ducklm.tools.commands.quotes import unquote
 from ducklm.tools.commands.render import render_normalized
 from ducklm.tools.commands.words import ParsedCommand, Pipes, Redirect, SimpleCommand, Word
@@ -134,12 +135,16 @@ class _Walker:
         elif kind == "pipeline":
             self._pipeline(node, pipes)
         elif kind == "compound":
+            if self.text.startswith("((", node.pos[0]):
+                self.hidden.append(ARITHMETIC.format(name="((...))"))  # bashlex: two subshells
             for part in node.list:
                 self.visit(part, pipes)
             self._redirect_only(getattr(node, "redirects", None) or (), pipes)
         elif kind == "function":
             self._function(node, pipes)
         elif kind in ("list", "if", "for", "while", "until"):
+            if kind == "for":
+                self._loop_variable(node, pipes)
             for part in node.parts:
                 self.visit(part, pipes)
         elif kind == "word":
@@ -171,6 +176,13 @@ class _Walker:
             SimpleCommand(tuple(words), tuple(assignments), tuple(redirects), pipes)
         )
 
+    def _loop_variable(self, node: Any, pipes: Pipes) -> None:
+        """`for NAME in ...` sets NAME: reported as the simple command `for NAME`."""
+        name = node.parts[1] if len(node.parts) > 1 else None
+        if name is not None and name.kind == "word":
+            words = (Word("for", "for"), self._word(name, pipes))
+            self.commands.append(SimpleCommand(words, (), (), pipes))
+
     def _redirect_only(self, nodes: Any, pipes: Pipes) -> None:
         redirects = tuple(self._redirect(node, pipes) for node in nodes)
         if redirects:
@@ -201,6 +213,8 @@ class _Walker:
                 params.append(value if isinstance(value, str) and value.isidentifier() else "?")
                 if isinstance(value, str) and any(s in value for s in _SUBSTITUTIONS):
                     self._hidden(value, HIDDEN_PARAMETER, pipes)
+                elif isinstance(value, str) and (reason := parameter_code(value)):
+                    self.hidden.append(reason)
             elif part.kind == "tilde":
                 tilde = tilde or part.pos[0] == node.pos[0]
             elif part.kind in ("commandsubstitution", "processsubstitution"):

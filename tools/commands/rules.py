@@ -44,6 +44,8 @@ class WrapperRule(_Strict):
     """Options whose value is shell code (`env -S`, `flock -c`)."""
     joins: bool = False
     """The rest is joined and run by `sh -c` (`watch`)."""
+    argv_options: tuple[str, ...] = ()
+    """Options that run the rest as a command line instead (`watch -x`)."""
     appends: bool = False
     """More arguments arrive on stdin (`xargs`)."""
     lookup_options: tuple[str, ...] = ()
