@@ -276,6 +276,8 @@ ORDINARY = [
     "for i in 1 2 3; do echo $i; done",
     'while read -r line; do echo "$line"; done < list.txt',
     "while read -r a b; do echo $b; done < pairs.txt",
+    'while IFS= read -r line; do echo "$line"; done < list.txt',
+    'IFS=, read -r a b <<< "x,y"; echo "$b"',
     "read -r first < list.txt; echo $first",
     "n=$(wc -l < list.txt); echo $n",
     "x=1; echo $x",
