@@ -6,8 +6,12 @@ the readers themselves are tested in tests/integration/test_secret_readers.py.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from ducklm.tools.commands.policy import load_command_policy
+from ducklm.tools.policy import PolicyEnv, assess
 from ducklm.tools.secret_scan import keywords
 from ducklm.tools.secret_scan.hide import MAX_SCAN_CHARS, hide_secrets
 from tests.support import secret_canaries as c
@@ -121,3 +125,16 @@ def test_a_huge_text_is_cut_before_the_scan_and_its_tail_is_scanned() -> None:
     assert c.TF_TOKEN not in hidden.text
     assert "chars cut before the secret scan" in hidden.text
     assert len(hidden.text) < MAX_SCAN_CHARS + 200
+
+
+def test_file_read_of_a_secret_name_asks_by_its_real_path(tmp_path: Path) -> None:
+    (tmp_path / ".env.local").write_text("PIN=4711\n")
+    (tmp_path / "notes.txt").symlink_to(".env.local")
+    (tmp_path / "readme.md").write_text("hello\n")
+    env = PolicyEnv(workspace=tmp_path, commands=load_command_policy())
+    for path in (".env.local", str(tmp_path / ".env.local"), "notes.txt"):
+        verdict = assess("file_read", {"path": path}, env)
+        assert (verdict.action, verdict.secrets) == ("ask", True), path
+        assert verdict.reason == "reads secrets: .env.local"
+    assert assess("file_read", {"path": "readme.md"}, env).action == "allow"
+    assert assess("file_read", {"path": "../outside"}, env).action == "allow"  # the tool refuses
