@@ -21,6 +21,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from ducklm.mcp.config import ServerSpec
 from ducklm.mcp.oauth.person import Show, SignIn, sign_in
 from ducklm.mcp.oauth.provider import server_auth
+from ducklm.mcp.oauth.reach import ReachGuard
 from ducklm.mcp.oauth.storage import FileTokenStorage
 
 
@@ -46,6 +47,9 @@ async def open_http(
         client = await asyncio.to_thread(
             create_mcp_http_client, dict(spec.headers) or None, None, auth
         )
+        # Every request, its OAuth discovery and redirects too, goes where the person
+        # pointed: never to a host the server alone names (`oauth/reach.py`).
+        client.event_hooks["request"].append(ReachGuard(spec))
         await stack.enter_async_context(client)
         read, write, _ = await stack.enter_async_context(
             streamable_http_client(spec.url or "", http_client=client)

@@ -8,7 +8,8 @@ login NAME`. The block is for what discovery cannot know: a client registered by
 (`client_metadata_url`), or a machine's own credentials (`grant: client_credentials`
 with a secret or a private key file), which need no person. Scopes are not configured:
 the server names the ones it needs (its `WWW-Authenticate` header or its metadata) and
-asks again for more when a call needs them (step-up).
+asks again for more when a call needs them (step-up). Where discovery may lead is the
+person's to say: the server's own host, `issuer`'s, and `hosts` (`oauth/reach.py`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,9 @@ class OAuthSpec(BaseModel):
     """client_credentials with a key: the assertion's algorithm."""
     issuer: str | None = None
     """The authorization server the configured credentials belong to; they go nowhere else."""
+    hosts: tuple[str, ...] = ()
+    """Hosts besides the server's own (and `issuer`'s) that its OAuth may reach, over https:
+    an authorization server elsewhere. Any other host the server names is refused."""
 
     @model_validator(mode="after")
     def _fits_grant(self) -> OAuthSpec:
