@@ -88,10 +88,16 @@ class Settings(BaseSettings):
     model_retry_initial_interval: float = Field(default=0.5, ge=0.0, le=60.0)
     """Seconds before the first retry; doubles each attempt."""
     undo_max_bytes: int = Field(default=512 * 1024 * 1024, ge=0)
-    """Workspace checkpoints cover at most this many bytes of files; a larger workspace
-    gets none (its steps cannot be undone). 0 turns checkpoints and undo off."""
-    undo_max_file_bytes: int = Field(default=32 * 1024 * 1024, ge=1)
-    """Files larger than this are left out of checkpoints (and cannot be undone)."""
+    """One workspace checkpoint reads and keeps at most this many bytes of changed files;
+    a change past it is still seen and recorded, but its earlier content is not kept (the
+    tool card says that part cannot be undone). 0 turns checkpoints and undo off."""
+    undo_max_file_bytes: int = Field(default=256 * 1024 * 1024, ge=1)
+    """A file larger than this is covered by its signature, not its content: a change of
+    it is recorded, but cannot be undone (the tool card says so)."""
+    undo_max_seconds: float = Field(default=10.0, gt=0, le=3600)
+    """One checkpoint reads file contents for at most this long; files past it are
+    covered by their signatures (a huge tree: "N changes recorded, the rest could not
+    be")."""
     upload_max_bytes: int = Field(default=25 * 1024 * 1024, ge=1)
     """Largest file the web chat may upload into a workspace (`POST
     /v1/conversations/{id}/files`); below `undo_max_file_bytes`, so an upload is undoable."""

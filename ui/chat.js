@@ -10,7 +10,7 @@ import { BranchControls } from "./branches.js";
 import { transcriptView } from "./history.js";
 import { reportErrors, showError, showInfo } from "./notify.js";
 import { RestartCard } from "./restart-card.js";
-import { REVERT_EVENT } from "./revert.js";
+import { REVERT_EVENT, markReverted } from "./revert.js";
 import { Turn, userMessage } from "./turn.js";
 import { showSent } from "./mcp-complete.js";
 
@@ -74,7 +74,20 @@ export class Chat {
     this.transcript.append(...transcriptView(transcript.exchanges, task));
     if (task) this.attach(task);
     else this.showLatestEvents(transcript.exchanges);
+    this.showReverted(path, generation);
     if (!task) await this.branches.refresh(generation);
+  }
+
+  /** Mark the revert buttons whose changes an undo reverted (before this page, too). */
+  async showReverted(path, generation) {
+    let changes;
+    try {
+      ({ changes } = await api.get(`${path}/changes`));
+    } catch {
+      return; // undo off, or the server is gone: the buttons stay as they are
+    }
+    if (generation !== this.generation) return;
+    markReverted(this.transcript, new Set(changes.filter((c) => c.reverted_by).map((c) => c.id)));
   }
 
   /** Whether a task's stream is open (the view is live). */
@@ -328,17 +341,20 @@ export class Chat {
     for (const event of latest.events) this.activity.record(event);
   }
 
-  /** Roll back the files changed from `callId` on; tell the button how it went. */
-  async revert({ callId, force, settle }) {
+  /** Roll back the changes of `callId` (or of its turn); tell the button how it went. */
+  async revert({ callId, scope, force, settle }) {
     try {
       const path = `/v1/conversations/${encodeURIComponent(this.conversationId)}/undo`;
-      const result = await api.post(path, { to_call: callId, force });
+      const which = scope === "turn" ? { turn_of: callId } : { to_call: callId };
+      const result = await api.post(path, { ...which, force });
       const files = result.files.filter((file) => file.action !== "unchanged");
       showInfo(`Reverted ${files.length} file(s): ${files.map((file) => file.path).join(", ")}`);
       settle("done");
+      markReverted(this.transcript, new Set(result.changes.map((change) => change.id)));
     } catch (error) {
       showError(error);
-      settle(error.status === 409 && /outside DuckLM/.test(error.message) ? "refused" : "failed");
+      const refused = /outside DuckLM|changed again later/.test(error.message);
+      settle(error.status === 409 && refused ? "refused" : "failed");
     }
   }
 

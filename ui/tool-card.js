@@ -134,13 +134,17 @@ export class ToolCard {
   }
 
   /** The files this call changed (`changed_files` of its finish), with a Revert button. */
-  offerRevert({ changed_files: changed }) {
+  offerRevert({ changed_files: changed, undo_id: undoId, undo_warning: warning }) {
     if (!changed?.length || !this.changes.hidden) return;
     const callId = this.el.dataset.callId;
     this.changes.replaceChildren(
       changedLine(changed),
-      revertButton({ callId, label: "Revert", testid: "tool-revert" }),
+      revertButton({ callId, label: "Revert", testid: "tool-revert", undoIds: [undoId] }),
     );
+    // What undo cannot put back (its earlier content was too large or too slow to keep).
+    if (warning) {
+      this.changes.append(h("p", { class: "tool-undo-warning", testid: "tool-undo-warning", text: warning }));
+    }
     const downloads = downloadLinks(changed);
     if (downloads) this.changes.append(downloads);
     this.changes.hidden = false;

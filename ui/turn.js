@@ -10,7 +10,7 @@ import { PlanView } from "./plan.js";
 import { ModelRestartLine } from "./model-restart.js";
 import { ApprovalCard, ElicitationCard, PasswordCard } from "./question-cards.js";
 import { routeLine } from "./route.js";
-import { revertButton } from "./revert.js";
+import { addUndoId, revertButton } from "./revert.js";
 import { ToolCard } from "./tool-card.js";
 
 /** What the status line says in each state of the task; completed says nothing. */
@@ -344,16 +344,20 @@ export class Turn {
   }
 
   /**
-   * A call that changed files gets a Revert button, and the turn one that reverts from
-   * its first such call on (the turn's changes, and any made after it).
+   * A call that changed files gets a Revert button, and the turn one that reverts the
+   * turn's changes (named by its first such call; none made after it).
    */
   offerRevert(event) {
     if (!event.changed_files?.length) return;
     this.tools.get(event.call_id)?.offerRevert(event);
-    if (!this.undo.hidden) return;
-    this.undo.replaceChildren(
-      revertButton({ callId: event.call_id, label: "Revert this turn", testid: "turn-revert" }),
-    );
+    if (!this.undo.hidden) {
+      addUndoId(this.undo.firstChild, event.undo_id);
+      return;
+    }
+    this.undo.replaceChildren(revertButton({
+      callId: event.call_id, label: "Revert this turn", testid: "turn-revert", scope: "turn",
+      undoIds: [event.undo_id],
+    }));
     this.undo.hidden = false;
   }
 

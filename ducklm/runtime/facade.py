@@ -817,25 +817,39 @@ class DuckLM:
         *,
         to_call: str | None = None,
         turn: int | None = None,
+        turn_of: str | None = None,
         force: bool = False,
         dry_run: bool = False,
     ) -> UndoResult:
         """Roll back what DuckLM changed in the workspace (`ducklm.undo`).
 
-        The last turn's changes by default; `to_call` or `turn` rolls back everything
-        from that tool call or turn on. `dry_run` only says what would change.
+        The last turn's changes by default; `to_call` rolls back that tool call's
+        alone, `turn` turn N's, `turn_of` the turn of that tool call. A later change of
+        the same files refuses it (unless `force`). `dry_run` only says what would change.
 
         Raises:
-            UndoError: Undo is off, nothing fits, files changed outside DuckLM since
-                (`UndoRefused`, unless `force`), or a file could not be restored.
+            UndoError: Undo is off, nothing fits, files changed outside DuckLM or by a
+                later change since (`UndoRefused`, unless `force`), or a file could not
+                be restored.
         """
         if self._deps.context.undo is None:
             raise UndoError(UNDO_OFF)
         # A review behind the last answer must not hold the revert up: it runs after it.
         async with self.reviews.hold(thread_id, DEFERRED_FOR_REVERT):
             return await self._deps.context.undo.undo(
-                thread_id, to_call=to_call, turn=turn, force=force, dry_run=dry_run
-            )
+                thread_id, to_call=to_call, turn=turn, turn_of=turn_of, force=force,
+                dry_run=dry_run,
+            )  # fmt: skip
+
+    async def undo_history(self, thread_id: str) -> list[dict[str, Any]]:
+        """Every recorded change of `thread_id`, oldest first, with `reverted_by`.
+
+        Raises:
+            UndoError: Undo is off.
+        """
+        if self._deps.context.undo is None:
+            raise UndoError(UNDO_OFF)
+        return await self._deps.context.undo.history(thread_id)
 
     async def search(self, query: str, *, k: int = 20) -> ConversationSearch:
         """Conversations whose title holds `query`, and the messages said that match it."""

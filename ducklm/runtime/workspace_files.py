@@ -67,10 +67,8 @@ async def upload_file(
         raise UploadRefused(NOT_IN_GIT.format(path=path))
     upload_id = f"upload-{uuid.uuid4().hex[:12]}"
     # Checked before the snapshot: a refused path costs no checkpoint.
-    name = await asyncio.to_thread(
-        lambda: relative_name(workspace, resolve_in_workspace(workspace, path))
-    )
-    before = None if undo is None else await undo.snapshot(workspace, force=(name,))
+    await asyncio.to_thread(lambda: relative_name(workspace, resolve_in_workspace(workspace, path)))
+    before = None if undo is None else await undo.snapshot(workspace)
     action, rel = await asyncio.to_thread(write_bytes, workspace, path, data, overwrite)
     if undo is None or before is None:
         return Uploaded(rel, action, len(data), upload_id, None)
@@ -84,7 +82,7 @@ async def upload_file(
         "tool": "upload",
         "workspace": str(workspace),
     }
-    after = await undo.snapshot(workspace, force=(rel,), meta=meta, commit=False)
+    after = await undo.snapshot(workspace, meta=meta, commit=False)
     change = await undo.record(thread_id, before, after)
     return Uploaded(rel, action, len(data), upload_id, change.id if change else None)
 

@@ -1,16 +1,15 @@
-"""The shadow git repository that holds workspace checkpoints, driven with `git`.
+"""The shadow git repository that holds workspace checkpoints.
 
-One bare repository in `<data dir>/undo/repo.git` (0700) serves every workspace: each
-workspace has its own index and exclude file there (named by a digest of its path),
-the objects are shared, so a file kept for two workspaces is stored once. The
-workspace's own `.git` is never read or written: git always skips a path part named
-`.git`, and `GIT_DIR` points here.
+One bare repository in `<data dir>/undo/repo.git` (0700) serves every workspace: the
+objects are shared, so a file kept for two workspaces is stored once. Snapshots write
+their blobs, trees and commits straight into its object store (`objects.py`); `git`
+reads them back (diffs, listings, contents) and keeps the refs. The workspace's own
+files, `.git` included, are only ever read by the walk, never by git.
 
 The person's git configuration, hooks and attributes stay out: the environment is
 built from nothing (no inherited `GIT_*`), global and system config are `/dev/null`,
-and `info/attributes` (which outranks any `.gitattributes` in the workspace) turns off
-end-of-line conversion and filters, so a checkpoint holds the files byte for byte.
-The workspace's own `.gitignore` files do apply: ignored files are not covered.
+and `info/attributes` turns off end-of-line conversion and filters, so a diff shows the
+files byte for byte.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from ducklm.stores.private import create_private_file, make_private_dir
 from ducklm.undo.errors import UndoError
+from ducklm.undo.objects import ObjectStore
 
 GIT_MISSING = "git is not installed, so DuckLM cannot keep workspace checkpoints"
 GIT_FAILED = "git {command} failed in DuckLM's undo repository: {stderr}"
@@ -52,6 +52,8 @@ class ShadowGit:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.repo = root / "repo.git"
+        self.store = ObjectStore(self.repo)
+        """The object store snapshots write into (after `ready`)."""
         self._ready = False
         self._locks: dict[Path, asyncio.Lock] = {}
 
@@ -59,39 +61,28 @@ class ShadowGit:
         """The lock that keeps one workspace's index to one writer in this process."""
         return self._locks.setdefault(workspace, asyncio.Lock())
 
-    async def run(
-        self,
-        *args: str,
-        workspace: Path | None = None,
-        stdin: bytes | None = None,
-        exclude: bool = True,
-    ) -> bytes:
+    async def run(self, *args: str, stdin: bytes | None = None) -> bytes:
         """Run `git args...` on the shadow repository; its standard output.
 
         Args:
             args: The git command and its arguments.
-            workspace: The work tree and index to use; none for object-only commands.
             stdin: Bytes fed to the command.
-            exclude: Leave out the files too large to keep (off to list them all).
 
         Raises:
             UndoError: git is missing or the command failed (with git's own message).
         """
-        await self._ensure()
-        env = self._env(workspace)
+        await self.ready()
+        env = self._env()
         config = [part for item in CONFIG for part in ("-c", item)]
-        excludes = self.exclude_file(workspace) if workspace and exclude else "/dev/null"
         proc = await asyncio.create_subprocess_exec(
             "git",
             *config,
-            "-c",
-            f"core.excludesFile={excludes}",
             *args,
             stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             env=env,
-            cwd=str(workspace or self.root),
+            cwd=str(self.root),
         )
         out, err = await proc.communicate(stdin)
         if proc.returncode != 0:
@@ -99,15 +90,16 @@ class ShadowGit:
             raise UndoError(GIT_FAILED.format(command=args[0], stderr=" ".join(stderr[-3:])))
         return out
 
-    def index_file(self, workspace: Path) -> Path:
-        """The index kept for `workspace` (its stat cache makes the next snapshot cheap)."""
-        return self.root / "index" / _key(workspace)
+    def cache_file(self, workspace: Path) -> Path:
+        """The stat cache kept for `workspace` (it spares the next process reading files)."""
+        return self.root / "cache" / _key(workspace)
 
-    def exclude_file(self, workspace: Path | None) -> Path:
-        """The exclude file for `workspace`: the files too large to keep."""
-        return self.root / "exclude" / _key(workspace or self.root)
+    async def ready(self) -> None:
+        """Create the repository and its folders if missing.
 
-    async def _ensure(self) -> None:
+        Raises:
+            UndoError: git is missing or could not create it.
+        """
         if self._ready:
             return
         if not await asyncio.to_thread(self._prepare_dirs):
@@ -117,7 +109,7 @@ class ShadowGit:
                 "-q",
                 "--bare",
                 str(self.repo),
-                env=self._env(None),
+                env=self._env(),
                 stdout=asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.PIPE,
             )
@@ -131,11 +123,11 @@ class ShadowGit:
         """Make the folders (0700); whether the repository exists already. Blocking."""
         if shutil.which("git") is None:
             raise UndoError(GIT_MISSING)
-        for folder in (self.root, self.root / "index", self.root / "exclude"):
+        for folder in (self.root, self.root / "cache"):
             make_private_dir(folder)
         return (self.repo / "HEAD").exists()
 
-    def _env(self, workspace: Path | None) -> dict[str, str]:
+    def _env(self) -> dict[str, str]:
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "LC_ALL": "C",
@@ -155,9 +147,6 @@ class ShadowGit:
         for who in ("AUTHOR", "COMMITTER"):
             env[f"GIT_{who}_NAME"] = IDENTITY["name"]
             env[f"GIT_{who}_EMAIL"] = IDENTITY["email"]
-        if workspace is not None:
-            env["GIT_WORK_TREE"] = str(workspace)
-            env["GIT_INDEX_FILE"] = str(self.index_file(workspace))
         return env
 
 

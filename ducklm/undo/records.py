@@ -9,7 +9,9 @@ not behind the run like the audit.
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +21,8 @@ from ducklm.undo.git import ShadowGit, thread_key
 REF_ROOT = "refs/undo"
 DIFF_LIMIT = 200_000
 DIFF_CUT = "\n[... the diff goes on: {n} more bytes ...]\n"
+DIR_MODE, NONE_MODE = "040000", "000000"
+MANY_PATHS = 2000
 
 
 @dataclass(frozen=True)
@@ -85,34 +89,86 @@ async def message_of(git: ShadowGit, commit: str) -> dict[str, Any]:
     return loaded
 
 
-async def changed_between(
-    git: ShadowGit, old: str, new: str, paths: list[str] | None = None
-) -> dict[str, str]:
-    """Files that differ between two snapshots: path -> `added` / `modified` / `deleted`."""
-    args = ["diff-tree", "-r", "-z", "--no-renames", "--name-status", old, new]
-    if paths is not None:
-        if not paths:
-            return {}
-        args += ["--", *paths]
-    fields = (await git.run(*args)).decode().split("\0")
+async def changed_between(git: ShadowGit, old: str, new: str) -> dict[str, str]:
+    """What differs between two snapshots' trees: path -> `added` / `modified` / `deleted`.
+
+    Files and links by content and kind; a folder when it came or went with nothing
+    below it changed (`mkdir -p a/b` is `a/b`, added). Modes only the commit message
+    holds are not compared here (`Change` records carry them).
+    """
+    raw = await _raw_diff(git, old, new)
+    found: dict[str, str] = {}
+    folders: dict[str, str] = {}
     names = {"A": "added", "D": "deleted"}
+    for path, old_mode, new_mode, status in raw:
+        if old_mode in (DIR_MODE, NONE_MODE) and new_mode in (DIR_MODE, NONE_MODE):
+            if status in names:  # a folder's own entry; `M` only says what is below changed
+                folders[path] = names[status]
+            continue
+        found[path] = names.get(status, "modified")
+    below = _with_changes_below(set(found) | set(folders))
+    for path, change in folders.items():
+        if path not in below:  # a file that became an empty folder: modified
+            found[path] = "modified" if path in found else change
+    return found
+
+
+def _with_changes_below(paths: set[str]) -> set[str]:
+    """Those of `paths` with another of them below: linear in the paths, not their depth.
+
+    With `/` read as the lowest character, everything below a folder sorts right after it.
+    """
+    keys = sorted(p.replace("/", "\0") for p in paths)
     return {
-        fields[i + 1]: names.get(fields[i][:1], "modified") for i in range(0, len(fields) - 1, 2)
+        key.replace("\0", "/")
+        for key, following in itertools.pairwise(keys)
+        if following.startswith(key + "\0")
     }
 
 
+async def came_or_went(git: ShadowGit, old: str, new: str) -> set[str]:
+    """Every path, folders too, that exists in one of two trees and not the other."""
+    raw = await _raw_diff(git, old, new)
+    return {path for path, _, _, status in raw if status in ("A", "D")}
+
+
+async def _raw_diff(git: ShadowGit, old: str, new: str) -> list[tuple[str, str, str, str]]:
+    """`(path, old mode, new mode, status)` of every differing entry, trees included.
+
+    A path that changed kind (a file that became a folder) comes twice: gone, then added.
+    """
+    out = await git.run("diff-tree", "-r", "-t", "-z", "--no-renames", "--raw", old, new)
+    fields = out.split(b"\0")
+    found = []
+    for at in range(0, len(fields) - 1, 2):
+        info = fields[at].decode().lstrip(":").split(" ")
+        found.append((os.fsdecode(fields[at + 1]), info[0], info[1], info[4][:1]))
+    return found
+
+
 async def entries(git: ShadowGit, commit: str, paths: list[str]) -> dict[str, tuple[str, str]]:
-    """`path -> (git mode, blob id)` for those of `paths` present in `commit`."""
+    """`path -> (git mode, object id)` for those of `paths` present in `commit`.
+
+    A folder is listed as itself (mode `040000`), not by what it holds.
+    """
     if not paths:
         return {}
-    out = await git.run("ls-tree", "-r", "-z", commit, "--", *paths)
+    if len(paths) > MANY_PATHS:  # too many for one command line: list all and pick
+        wanted = set(paths)
+        listed = await _ls_tree(git, commit, ["-r", "-t"])
+        return {p: e for p, e in listed.items() if p in wanted}
+    return await _ls_tree(git, commit, ["--", *paths])
+
+
+async def _ls_tree(git: ShadowGit, commit: str, args: list[str]) -> dict[str, tuple[str, str]]:
+    out = await git.run("ls-tree", "-z", "--full-tree", commit, *args)
     found = {}
-    for line in out.decode().split("\0"):
+    for line in out.split(b"\0"):
         if not line:
             continue
-        info, path = line.split("\t", 1)
-        mode, _, blob = info.split(" ")
-        found[path] = (mode, blob)
+        info, path = line.split(b"\t", 1)
+        mode, _, oid = info.decode().split(" ")
+        found[os.fsdecode(path)] = (mode, oid)
     return found
 
 
@@ -133,7 +189,11 @@ async def read_blobs(git: ShadowGit, blobs: list[str]) -> dict[str, bytes]:
 
 
 async def diff_text(git: ShadowGit, old: str, new: str, paths: list[str]) -> str:
-    """A unified diff from `old` to `new` over `paths`, cut at about 200 kB."""
+    """A unified diff from `old` to `new` over `paths`, cut at about 200 kB.
+
+    `paths` must leave out files whose content was not kept (git has no blob for them).
+    """
+    paths = paths[:MANY_PATHS]
     if not paths:
         return ""
     out = await git.run(

@@ -7,15 +7,18 @@ a change record, named in its `tool_call_finished` event (`changed_files`, `undo
 Only the tool node's last pass gets here, after every question has been answered, so
 a checkpoint is never taken for a call that then waits for a person.
 
-A checkpoint that cannot be taken (too large, git missing) never stops the step: the
-event says so, and those calls cannot be undone.
+A checkpoint that cannot be taken (git missing) never stops the step: the event says
+so, and those calls cannot be undone. A change whose earlier content was too large or
+too slow to keep is still recorded; its `tool_call_finished` says plainly which part
+cannot be undone (`undo_warning`). A call stopped by Stop is recorded too
+(`run.py:execute`).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -29,6 +32,10 @@ log = logging.getLogger(__name__)
 
 SHOWN_CHANGES = 200
 NOT_RECORDED = "DuckLM could not record what this call changed: {why}"
+NOT_KEPT = (
+    "{kept} change(s) recorded, the rest ({n}) could not be: the earlier content of "
+    "{names} was not kept ({why}), so undo cannot put it back"
+)
 
 
 class StepCheckpoint:
@@ -51,7 +58,7 @@ class StepCheckpoint:
         assert self._undo is not None  # `_failed` is set without one
         started = time.perf_counter()
         try:
-            self._before = await self._undo.snapshot(self._workspace, force=_named(args))
+            self._before = await self._undo.snapshot(self._workspace)
         except UndoError as exc:
             self._failed = True
             emit(self._runtime, "workspace_checkpoint", call_id=call_id, step=self._step,
@@ -67,7 +74,7 @@ class StepCheckpoint:
             checkpoint=snap.commit,
             files=snap.files,
             bytes=snap.size,
-            left_out=list(snap.left_out),
+            left_out=list(snap.left_out)[:SHOWN_CHANGES],
             duration_ms=round((time.perf_counter() - started) * 1000, 2),
         )
 
@@ -87,31 +94,29 @@ class StepCheckpoint:
             "workspace": str(self._workspace),
         }
         try:
-            after = await self._undo.snapshot(
-                self._workspace, force=_named(args), meta=meta, commit=False
-            )
+            after = await self._undo.snapshot(self._workspace, meta=meta, commit=False)
             change = await self._undo.record(thread_id, self._before, after)
         except UndoError as exc:
             log.warning("change of call %s not recorded: %s", call_id, exc)
             return {"undo_error": NOT_RECORDED.format(why=exc)}
         if change is None:
             return {}
-        self._before = Snapshot(change.commit, after.tree, after.modes)
+        before = self._before
+        self._before = Snapshot(
+            change.commit, after.tree, after.modes, after.files, after.size, after.left_out
+        )
         changed = change.meta["changed"]
         # The record keeps them all; the event (and the audit row) the first ones.
-        return {
+        facts: dict[str, Any] = {
             "changed_files": changed[:SHOWN_CHANGES],
             "changed_count": len(changed),
             "undo_id": change.id,
         }
-
-
-def _named(args: dict[str, Any]) -> tuple[str, ...]:
-    """The file a file tool names, kept even if the workspace's `.gitignore` ignores it."""
-    path = args.get("path")
-    if not isinstance(path, str) or not path.strip():
-        return ()
-    pure = PurePosixPath(path)
-    if pure.is_absolute() or ".." in pure.parts or ".git" in pure.parts or str(pure) == ".":
-        return ()
-    return (str(pure),)
+        if not_kept := change.meta["not_kept"]:
+            whys = sorted({before.left_out[p] for p in not_kept})
+            facts["undo_warning"] = NOT_KEPT.format(
+                kept=len(changed) - len(not_kept), n=len(not_kept),
+                names=", ".join(not_kept[:5]) + (" ..." if len(not_kept) > 5 else ""),
+                why="; ".join(whys),
+            )  # fmt: skip
+        return facts

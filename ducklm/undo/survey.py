@@ -1,150 +1,256 @@
-"""What a snapshot keeps of a workspace's files, from one `lstat` each.
+"""A snapshot's tree, from a walk of every entry of the workspace (`survey`).
 
-The survey gives what git cannot: the exact modes (git keeps only 0644 and 0755), the
-sizes the limits check, and a stat signature per file. A workspace's first snapshot
-in a process surveys every file git lists (`survey`); the next ones only the files
-git's own stat cache says changed, the new ones, and the racy ones (`resurvey`).
+What a snapshot covers is decided by construction, not by a list: every folder (empty
+or not, with its exact mode), every file of any size, every symlink, at any depth,
+ignored or not, inside nested repositories and their `.git` as anywhere else. Only
+FIFOs, sockets and devices are left out (undo cannot make them), and the undo store
+itself when it lies inside the workspace.
 
-Racy: git compares times to the second (as builds without USE_NSEC do, Debian's
-too), so a change in the same second as a file's last one can look like none to it (a
-`chmod 600` that keeps size and mtime). A file whose times are within `RACY_S` of its
-survey is surveyed and re-read by git again next time, whatever git's stat cache says,
-as git itself treats "racily clean" index entries.
+A file's content is read only when its stat signature differs from the last survey's
+(`cache`), or when it changed too close to that survey for the signature to tell (a
+rewrite in the same clock tick keeps size and times: "racy", as git treats its own
+index). Reading stops at a budget (`Budget`: bytes per file, bytes per survey, a time
+bound): a file past it is covered by a stand-in id made from its signature, so a change
+of it is still seen and said, but its content cannot be restored (`left_out`).
+Blocking: run off the event loop.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-RACY_S = 2  # FAT keeps times to 2 s; git to 1 s
+from ducklm.undo.objects import ObjectStore
+
+RACY_S = 2  # FAT keeps times to 2 s; a clock tick is far less
 Signature = tuple[int, int, int, int, int]
 """inode, size, mode, mtime and ctime (ns)."""
+DIR, FILE, EXEC, LINK = "40000", "100644", "100755", "120000"
+TOO_BIG = "larger than DUCK_UNDO_MAX_FILE_BYTES"
+OVER_BUDGET = "over DUCK_UNDO_MAX_BYTES in one checkpoint"
+TOO_SLOW = "past DUCK_UNDO_MAX_SECONDS"
+UNREADABLE = "unreadable"
+
+
+Entry = tuple[Signature, str, str, str, bool]
+"""One entry of a folder: signature, git mode, id (a sub-folder's: its tree), why its
+content was not kept (empty when it was), racy (read it again next time)."""
+
+
+@dataclass(frozen=True)
+class Folder:
+    """What the last survey found in one folder: the cache a survey starts from."""
+
+    entries: dict[str, Entry]
+    tree: str
+    modes: dict[str, int] = field(default_factory=dict)
+    """Entry name -> exact mode, where the tree does not say it."""
+    left_out: dict[str, str] = field(default_factory=dict)
+    files: int = 0
+    size: int = 0
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much one survey may read and store."""
+
+    max_file: int
+    max_bytes: int
+    deadline: float
+    """`time.monotonic()` past which no more content is read."""
 
 
 @dataclass(frozen=True)
 class Survey:
-    """The files a snapshot covers, as they were when it was taken."""
+    """A workspace as one walk found it."""
 
-    present: frozenset[str]
-    """Listed names that exist (not folders)."""
+    tree: str
     modes: dict[str, int]
-    """Files whose mode git would not restore by itself."""
+    """Exact modes git's tree does not say: files not 0644/0755, folders not 0755."""
+    files: int
     size: int
-    """Bytes in the files kept."""
-    left_out: tuple[str, ...]
-    """Files over the per-file limit: not kept."""
-    signatures: dict[str, Signature] = field(default_factory=dict)
-    racy: frozenset[str] = frozenset()
-    """Files changed too close to the survey for git's stat cache to see the next change."""
-    repos: frozenset[str] = frozenset()
-    """Nested repositories (kept as links to their commit, which git reads)."""
+    """Bytes in the regular files."""
+    left_out: dict[str, str] = field(default_factory=dict)
+    """Files whose content was not kept (path -> why): a change is seen, not undoable."""
+    read: int = 0
+    """Bytes read and stored by this survey."""
+    reread: int = 0
+    """Files (and links) whose content this survey read."""
 
 
-def survey(workspace: str, names: Iterable[str], max_file: int) -> Survey:
-    """`lstat` every name under `workspace` (no trailing slash). Blocking."""
-    tally = _Tally(None, max_file)
-    for name in names:
-        tally.add(workspace, name)
-    return tally.result()
+def survey(
+    workspace: str, store: ObjectStore, cache: dict[str, Folder], budget: Budget, skip: str = ""
+) -> tuple[Survey, dict[str, Folder]]:
+    """Walk `workspace` (no trailing slash) and store its tree; the survey and the new cache.
 
-
-def resurvey(
-    workspace: str, old: Survey, candidates: Iterable[str], max_file: int
-) -> tuple[Survey, list[str]] | None:
-    """`old` brought up to date, and the names git must read again. Blocking.
-
-    `candidates` are the names git's stat cache says changed, the new ones, and the
-    files named by a file tool; the racy files and nested repositories of `old` join
-    them. `None` when a file over the per-file limit changed, appeared or went: the
-    caller takes a full snapshot, which rewrites the exclude file.
+    Args:
+        workspace: The resolved workspace folder.
+        store: Where blobs and trees go.
+        cache: The last survey's folders by path (`""` the workspace; empty the first time).
+        budget: What this survey may read.
+        skip: An absolute folder not to enter (the undo store, when inside the workspace).
     """
-    for name in old.left_out:  # git sees none of these
-        if _signature(workspace, name) != old.signatures.get(name):
-            return None
-    names = {n.rstrip("/") for n in candidates} | old.racy | old.repos
-    tally = _Tally(old, max_file)
-    for name in names:
-        tally.drop(name)
-        tally.add(workspace, name)
-    found = tally.result()
-    if found.left_out != old.left_out:
-        return None
-    return found, sorted(names - set(found.left_out))
+    return _Walk(workspace, store, cache, budget, skip).run()
 
 
-class _Tally:
-    """A survey being built: from nothing, or from an older one file by file."""
+class _Walk:
+    def __init__(
+        self, root: str, store: ObjectStore, cache: dict[str, Folder], budget: Budget, skip: str
+    ) -> None:
+        self.root, self.store, self.cache, self.budget, self.skip = root, store, cache, budget, skip
+        self.racy_after = time.time_ns() - RACY_S * 10**9
+        self.unreadable: list[str] = []
+        self.read = self.reread = 0
 
-    def __init__(self, base: Survey | None, max_file: int) -> None:
-        self.started = time.time_ns()
-        self.max_file = max_file
-        self.present = set(base.present) if base else set()
-        self.modes = dict(base.modes) if base else {}
-        self.size = base.size if base else 0
-        self.left_out = list(base.left_out) if base else []
-        self.signatures = dict(base.signatures) if base else {}
-        self.racy = set(base.racy) if base else set()
-        self.repos = set(base.repos) if base else set()
+    def run(self) -> tuple[Survey, dict[str, Folder]]:
+        order = [""]  # folders, parents before children; iterative: trees may be deep
+        listed: dict[str, tuple[dict[str, Entry], bool]] = {}
+        at = 0
+        while at < len(order):
+            folder = order[at]
+            at += 1
+            listed[folder] = self._list(folder, order)
+        done: dict[str, Folder] = {}
+        for folder in reversed(order):  # children first: a folder's tree names theirs
+            entries, dirty = listed[folder]
+            for name, entry in entries.items():
+                if entry[1] == DIR:
+                    tree = done[f"{folder}/{name}" if folder else name].tree
+                    if entry[2] != tree:
+                        entries[name] = (entry[0], DIR, tree, "", False)
+                        dirty = True
+            last = self.cache.get(folder)
+            done[folder] = last if last is not None and not dirty else self._folder(entries)
+        return self._survey(done), done
 
-    def drop(self, name: str) -> None:
-        """Forget what the base survey knew of `name`."""
-        sig = self.signatures.pop(name, None)
-        if sig is not None and stat.S_ISREG(sig[2]) and name not in self.left_out:
-            self.size -= sig[1]
-        self.present.discard(name)
-        self.modes.pop(name, None)
-        self.racy.discard(name)
-        self.repos.discard(name)
-        if name in self.left_out:
-            self.left_out.remove(name)
-
-    def add(self, workspace: str, name: str) -> None:
-        """Survey `name` as it is now."""
-        path = f"{workspace}/{name}"  # str, not Path: a third of the time on 10,000 files
+    def _list(self, folder: str, order: list[str]) -> tuple[dict[str, Entry], bool]:
+        """The entries of `folder`, and whether they differ from the last survey's."""
+        last = self.cache.get(folder)
+        old = last.entries if last is not None else {}
+        entries: dict[str, Entry] = {}
+        dirty = last is None
         try:
-            info = os.lstat(path)
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        if stat.S_ISDIR(info.st_mode):
-            # A nested repository git lists, or a folder a file tool names (not kept:
-            # `add -f` would take all of it).
-            if os.path.lexists(path.rstrip("/") + "/.git"):
-                self.repos.add(name.rstrip("/"))
-            return
-        self.present.add(name)
-        self.signatures[name] = _of(info)
-        if max(info.st_mtime_ns, info.st_ctime_ns) >= self.started - RACY_S * 10**9:
-            self.racy.add(name)
-        if not stat.S_ISREG(info.st_mode):
-            return
-        if info.st_size > self.max_file:
-            self.left_out.append(name)
-            return
-        self.size += info.st_size
-        mode = stat.S_IMODE(info.st_mode)
-        if mode != default_mode(mode):
-            self.modes[name] = mode
+            with os.scandir(f"{self.root}/{folder}" if folder else self.root) as listing:
+                for item in listing:
+                    name = item.name
+                    try:
+                        info = item.stat(follow_symlinks=False)
+                    except OSError:
+                        continue  # gone since the listing
+                    mode = info.st_mode
+                    sig = (info.st_ino, info.st_size, mode, info.st_mtime_ns, info.st_ctime_ns)
+                    was = old.get(name)
+                    is_dir = stat.S_ISDIR(mode)
+                    if is_dir:
+                        path = f"{folder}/{name}" if folder else name
+                        if self.skip and f"{self.root}/{path}" == self.skip:
+                            continue
+                        order.append(path)  # what is below may change with no trace here
+                    if was is not None and was[0] == sig and (not was[4] or was[3]):
+                        entries[name] = was  # the usual entry: unchanged since
+                        continue
+                    dirty = True
+                    if is_dir:
+                        entries[name] = (sig, DIR, "", "", False)
+                    elif stat.S_ISREG(mode) or stat.S_ISLNK(mode):
+                        entries[name] = self._content(folder, name, info, sig)
+        except OSError:
+            self.unreadable.append(folder or ".")
+            return {}, True
+        return entries, dirty or len(entries) != len(old)
 
-    def result(self) -> Survey:
+    def _content(self, folder: str, name: str, info: os.stat_result, sig: Signature) -> Entry:
+        """A changed (or racy) file's or link's entry: its content read and stored."""
+        path = f"{self.root}/{folder}/{name}" if folder else f"{self.root}/{name}"
+        racy = max(info.st_mtime_ns, info.st_ctime_ns) >= self.racy_after
+        oid, why = self._read(path, info, sig)
+        return (sig, _git_mode(info.st_mode), oid, why, racy)
+
+    def _read(self, full: str, info: os.stat_result, sig: Signature) -> tuple[str, str]:
+        self.reread += 1
+        try:
+            if stat.S_ISLNK(info.st_mode):
+                return self.store.write("blob", os.fsencode(os.readlink(full))), ""
+            why = self._over_budget(info.st_size)
+            if why:
+                return _stand_in(sig), why
+            fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            try:
+                oid = self.store.write_file(fd, info.st_size)
+            finally:
+                os.close(fd)
+        except OSError:
+            return _stand_in(sig), UNREADABLE
+        if oid is None:
+            return _stand_in(sig), UNREADABLE  # it shrank while read
+        self.read += info.st_size
+        return oid, ""
+
+    def _over_budget(self, size: int) -> str:
+        if size > self.budget.max_file:
+            return TOO_BIG
+        if self.read + size > self.budget.max_bytes:
+            return OVER_BUDGET
+        if time.monotonic() > self.budget.deadline:
+            return TOO_SLOW
+        return ""
+
+    def _folder(self, entries: dict[str, Entry]) -> Folder:
+        """A folder whose entries changed: its tree written, its modes and sizes summed."""
+        modes: dict[str, int] = {}
+        left_out: dict[str, str] = {}
+        files = size = 0
+        for name, (sig, git_mode, _, why, _) in entries.items():
+            exact = stat.S_IMODE(sig[2])
+            if git_mode == DIR:
+                if exact != 0o755:
+                    modes[name] = exact
+                continue
+            if git_mode != LINK:
+                files += 1
+                size += sig[1]
+                if exact != default_mode(exact):
+                    modes[name] = exact
+            if why:
+                left_out[name] = why
+        body = _tree_body([(n, e[1], e[2]) for n, e in entries.items()])
+        return Folder(entries, self.store.write("tree", body), modes, left_out, files, size)
+
+    def _survey(self, done: dict[str, Folder]) -> Survey:
+        modes: dict[str, int] = {}
+        left_out = dict.fromkeys(self.unreadable, UNREADABLE)
+        files = size = 0
+        for folder, found in done.items():
+            prefix = f"{folder}/" if folder else ""
+            modes.update((prefix + n, m) for n, m in found.modes.items())
+            left_out.update((prefix + n, w) for n, w in found.left_out.items())
+            files += found.files
+            size += found.size
         return Survey(
-            frozenset(self.present), self.modes, self.size, tuple(sorted(self.left_out)),
-            self.signatures, frozenset(self.racy), frozenset(self.repos),
+            done[""].tree, modes, files, size, dict(sorted(left_out.items())), self.read,
+            self.reread,
         )  # fmt: skip
 
 
-def _signature(workspace: str, name: str) -> Signature | None:
-    try:
-        return _of(os.lstat(f"{workspace}/{name}"))
-    except (FileNotFoundError, NotADirectoryError):
-        return None
+def _git_mode(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return LINK
+    return EXEC if mode & stat.S_IXUSR else FILE
 
 
-def _of(info: os.stat_result) -> Signature:
-    return (info.st_ino, info.st_size, info.st_mode, info.st_mtime_ns, info.st_ctime_ns)
+def _tree_body(entries: list[tuple[str, str, str]]) -> bytes:
+    """A git tree object's body: entries in git's order (a folder sorts as `name/`)."""
+    named = [(os.fsencode(n), m, o) for n, m, o in entries]
+    named.sort(key=lambda e: e[0] + b"/" if e[1] == DIR else e[0])
+    return b"".join(m.encode() + b" " + n + b"\0" + bytes.fromhex(o) for n, m, o in named)
+
+
+def _stand_in(sig: Signature) -> str:
+    """An id for content not kept: it differs whenever the file's signature does."""
+    return hashlib.sha1(f"ducklm not kept {sig}".encode(), usedforsecurity=False).hexdigest()
 
 
 def default_mode(mode: int) -> int:

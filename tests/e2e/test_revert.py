@@ -75,3 +75,33 @@ async def test_a_card_reverts_after_a_reload_and_an_outside_change_needs_force(
     await button.click()
     await expect(button).to_have_text("Reverted")
     assert not await asyncio.to_thread((txt_files / "made.txt").exists)
+
+
+async def test_after_a_reload_a_turn_reverts_alone_and_then_reads_as_reverted(
+    page: Page, llm: ScriptedLLM, txt_files: Path
+) -> None:
+    """The bug: after a reload, "Revert this turn" on an earlier turn deleted a file
+    uploaded after it, unasked; and reverted turns offered "Revert this turn" again."""
+    llm.script(reply(tool_calls=[call("shell_exec", command="echo over >> a.txt")]), reply("Ok."))
+    await quiet(page)
+    await send(page, "add a line to a.txt")
+    await expect(last_turn(page).get_by_test_id("turn-revert")).to_be_visible(timeout=FIRST_TURN_MS)
+    notes = {"name": "notes.txt", "mimeType": "text/plain", "buffer": b"uploaded later\n"}
+    async with page.expect_file_chooser() as chosen:
+        await page.get_by_test_id("upload-button").click()
+    await (await chosen.value).set_files(notes)
+    await expect(page.get_by_test_id("upload-item")).to_contain_text("Uploaded notes.txt")
+
+    await page.reload()
+    turn = last_turn(page)
+    await expect(turn.get_by_test_id("turn-revert")).to_have_text("Revert this turn")
+    await turn.get_by_test_id("turn-revert").click()
+    await expect(page.get_by_test_id("toast-info")).to_contain_text("Reverted 1 file(s): a.txt")
+    assert await asyncio.to_thread((txt_files / "a.txt").read_text) == "foo and foo\n"
+    assert await asyncio.to_thread((txt_files / "notes.txt").read_bytes) == b"uploaded later\n"
+
+    await page.reload()  # reverted reads as reverted, in the turn and on its card
+    turn = last_turn(page)
+    await expect(turn.get_by_test_id("turn-revert")).to_have_text("Reverted")
+    await expect(turn.get_by_test_id("turn-revert")).to_be_disabled()
+    await expect(turn.get_by_test_id("tool-revert")).to_have_text("Reverted")

@@ -189,7 +189,7 @@ async def test_a_read_records_no_change_and_nothing_to_undo_is_said(
         await duck.undo("t1")
 
 
-async def test_ignored_and_oversized_files_are_left_out_and_said(
+async def test_an_ignored_file_is_undone_and_an_oversized_one_is_said_plainly(
     settings: Settings, llm: ScriptedLLM, workspace: Path
 ) -> None:
     settings = settings.model_copy(update={"undo_max_file_bytes": 1000})
@@ -203,14 +203,19 @@ async def test_ignored_and_oversized_files_are_left_out_and_said(
 
     await asyncio.to_thread(seed)
     async with DuckLM.open(settings) as duck:
-        result = await turn(duck, llm, shell("echo y > small.txt && echo y > build/out.o"))
+        command = "echo y > small.txt && echo y > build/out.o && echo more >> big.bin"
+        result = await turn(duck, llm, shell(command))
         (checkpoint,) = [e for e in result.events if e["type"] == "workspace_checkpoint"]
         assert checkpoint["left_out"] == ["big.bin"]
         (event,) = finished(result)
-        assert [c["path"] for c in event["changed_files"]] == ["small.txt"]
-        await duck.undo("t1")
+        changed = [c["path"] for c in event["changed_files"]]
+        assert changed == ["big.bin", "build/out.o", "small.txt"]
+        assert "big.bin" in event["undo_warning"] and "cannot put it back" in event["undo_warning"]
+        undone = await duck.undo("t1")
+        assert undone.plan.lost == ["big.bin"]
     assert await asyncio.to_thread((workspace / "small.txt").read_text) == "small"
-    assert await asyncio.to_thread((workspace / "build" / "out.o").read_text) == "y\n"
+    assert await asyncio.to_thread((workspace / "build" / "out.o").read_text) == "object"
+    assert await asyncio.to_thread((workspace / "big.bin").read_bytes) == b"x" * 5000 + b"more\n"
 
 
 async def test_the_shadow_repository_is_private_and_the_workspace_git_untouched(

@@ -62,6 +62,12 @@ async def test_chat_then_undo_leaves_the_workspace_exactly_as_it_was(
     assert {f["path"] for f in summary["files"]} == {"a.txt", "sub/b.txt"}
     assert await snapshot(txt_files) == before
 
+    listed = await run_cli("undo", "T1", "--list", env=env, cwd=tmp_path)
+    assert listed.code == 0, listed.stderr
+    call_line, undo_line = listed.stdout.splitlines()
+    assert call_line.endswith(f"reverted by {summary['undo_id']}")
+    assert undo_line.startswith(summary["undo_id"]) and undo_line.endswith("live")
+
 
 async def test_undo_refuses_with_a_reason_and_exit_code_2(
     settings: Settings, tmp_path: Path, txt_files: Path

@@ -1,10 +1,11 @@
 """A snapshot from what changed since the last one equals a snapshot made from scratch.
 
-After a workspace's first snapshot in a process, the next ones survey and hand git
-only what git's stat cache says changed, the new files and the racy ones
-(`ducklm/undo/snapshot.py:_update`). Each change below, made right after a snapshot
-(in the same second, where git's stat cache cannot tell) or long after one, must give
-the tree, modes, sizes and left-out files that a fresh shadow repository gives.
+After a workspace's first snapshot, the next ones read only the files whose stat
+signature changed, and those changed too recently for it to tell (`ducklm/undo/
+survey.py`). Each change below, made right after a snapshot (in the same clock tick,
+where the signature cannot tell) or long after one, must give the tree, modes, sizes
+and left-out files that a fresh shadow repository gives; so must the next process,
+which starts from the cache the last one saved.
 """
 
 from __future__ import annotations
@@ -15,10 +16,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from ducklm.undo import snapshot as snapshot_module
-from ducklm.undo.git import ShadowGit
 from ducklm.undo.service import WorkspaceUndo
 from ducklm.undo.snapshot import Limits, Snapshot
 
@@ -60,6 +57,9 @@ CHANGES: list[tuple[str, Callable[[Path], Any]]] = [
     ("shrinks under it", lambda ws: (ws / "a.txt").write_text("small again\n")),
     ("an ignored file", lambda ws: (ws / "build.log").write_text("ignored\n")),
     ("gitignore changed", lambda ws: (ws / ".gitignore").write_text("")),
+    ("an empty folder", lambda ws: (ws / "e" / "f").mkdir(parents=True)),
+    ("a folder's mode", lambda ws: (ws / "d").chmod(0o700)),
+    ("an empty folder goes", lambda ws: (ws / "e" / "f").rmdir()),
     ("nothing", lambda ws: None),
 ]
 
@@ -88,23 +88,8 @@ async def _git(ws: Path, *args: str) -> None:
     assert await proc.wait() == 0, args
 
 
-@pytest.fixture
-def full_snapshots(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    """The undo folder of each full snapshot (`_full`) but those from scratch, in order."""
-    taken: list[Path] = []
-    real = snapshot_module._full
-
-    async def counted(git: ShadowGit, workspace: Path, *args: Any) -> Any:
-        if not git.root.name.startswith("fresh-"):
-            taken.append(git.root)
-        return await real(git, workspace, *args)
-
-    monkeypatch.setattr(snapshot_module, "_full", counted)
-    return taken
-
-
 async def test_each_change_right_after_a_snapshot_gives_what_a_fresh_repository_gives(
-    tmp_path: Path, workspace: Path, full_snapshots: list[Path]
+    tmp_path: Path, workspace: Path
 ) -> None:
     await asyncio.to_thread(_seed, workspace)
     undo = WorkspaceUndo(tmp_path / "warm", LIMITS)
@@ -113,12 +98,10 @@ async def test_each_change_right_after_a_snapshot_gives_what_a_fresh_repository_
         await asyncio.to_thread(change, workspace)
         warm = await undo.snapshot(workspace, commit=False)
         assert _facts(warm) == _facts(await _from_scratch(tmp_path, workspace)), name
-    # Full snapshots: the first, and the two around the file over the limit.
-    assert full_snapshots == [tmp_path / "warm"] * 3
 
 
 async def test_changes_only_the_ctime_shows_are_seen_seconds_later(
-    tmp_path: Path, workspace: Path, full_snapshots: list[Path]
+    tmp_path: Path, workspace: Path
 ) -> None:
     await asyncio.to_thread(_seed, workspace)
     undo = WorkspaceUndo(tmp_path / "warm", LIMITS)
@@ -130,7 +113,6 @@ async def test_changes_only_the_ctime_shows_are_seen_seconds_later(
     warm = await undo.snapshot(workspace, commit=False)
     assert _facts(warm) == _facts(await _from_scratch(tmp_path, workspace))
     assert warm.modes == {"a.txt": 0o600, "d/c.txt": 0o640}
-    assert full_snapshots == [tmp_path / "warm"]
 
 
 async def test_a_nested_repository_and_its_new_commit_are_seen(
@@ -149,15 +131,16 @@ async def test_a_nested_repository_and_its_new_commit_are_seen(
         await _git(sub, "commit", "-q", "--allow-empty", "-m", "next")
 
 
-async def test_another_writer_of_the_index_means_a_full_snapshot(
-    tmp_path: Path, workspace: Path, full_snapshots: list[Path]
+async def test_the_next_process_starts_from_the_saved_cache(
+    tmp_path: Path, workspace: Path
 ) -> None:
     await asyncio.to_thread(_seed, workspace)
-    one, two = WorkspaceUndo(tmp_path / "undo", LIMITS), WorkspaceUndo(tmp_path / "undo", LIMITS)
+    one = WorkspaceUndo(tmp_path / "undo", LIMITS)
     await one.snapshot(workspace)
-    await asyncio.to_thread((workspace / "a.txt").write_text, "changed by the other\n")
-    await two.snapshot(workspace)  # another process: the same shadow repository and index
-    await asyncio.to_thread((workspace / "b.txt").unlink)
-    warm = await one.snapshot(workspace, commit=False)
+    await asyncio.to_thread(_same_size_edit, workspace / "a.txt")
+    two = WorkspaceUndo(tmp_path / "undo", LIMITS)  # another process: the same store
+    warm = await two.snapshot(workspace, commit=False)
     assert _facts(warm) == _facts(await _from_scratch(tmp_path, workspace))
-    assert full_snapshots == [tmp_path / "undo"] * 3
+    await asyncio.to_thread((workspace / "b.txt").unlink)
+    again = await one.snapshot(workspace, commit=False)  # its own cache is older: still right
+    assert _facts(again) == _facts(await _from_scratch(tmp_path, workspace))

@@ -8,6 +8,7 @@ instead of a ToolMessage, and `server_asks.py` asks it and makes the call again.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -94,7 +95,12 @@ async def execute(
         args = {**args, "proposal": None if proposal is None else proposal.model_dump()}
     if changes and checkpoint is not None:
         await checkpoint.before_call(call["id"] or "", item.args)
-    outcome = await _outcome(item, password, args, runtime, env, answered=answered)
+    try:
+        outcome = await _outcome(item, password, args, runtime, env, answered=answered)
+    except asyncio.CancelledError:
+        if changes and checkpoint is not None:  # Stop: what the call did so far is kept
+            await asyncio.shield(checkpoint.after_call(call["id"] or "", call["name"], item.args))
+        raise
     del password  # forget the secret as soon as the command has it
     if outcome.question is not None:
         return outcome.question
