@@ -45,9 +45,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Literal, Self
 
-__all__ = ["Reply", "ScriptedLLM", "ToolCallSpec", "call", "reply"]
+__all__ = ["Reply", "ScriptedLLM", "ToolCallSpec", "Wire", "call", "reply"]
 
 JSONDict = dict[str, Any]
 Responder = Callable[[JSONDict], "Reply"]
@@ -78,6 +78,48 @@ class ToolCallSpec:
     id: str | None = None
 
 
+ReasoningStyle = Literal["reasoning_content", "reasoning", "think_tags", "think_opened"]
+UsageStyle = Literal["whole", "cache_misses", "content_only", "zero", "none", "every_chunk"]
+
+
+@dataclass
+class Wire:
+    """How the server writes what the chat-completions format leaves open: its dialect.
+
+    The default is what this server always sent (llama-server's deepseek reasoning
+    format, whole usage in a last chunk without choices). Each other value copies what a
+    real server is documented to send, so a test can play that server.
+
+    Attributes:
+        reasoning: Where a reply's `reasoning` goes: the `reasoning_content` field
+            (llama-server, vLLM's parsers), the `reasoning` field (Ollama, OpenRouter,
+            gpt-oss), inline `<think>...</think>` before the content (a reasoning model
+            with no parser: vLLM without `--reasoning-parser`, llama-server with
+            `--reasoning-format none`), or only the closing tag (`think_opened`: a chat
+            template that opens `<think>` in the prompt, as DeepSeek-R1's distills and
+            QwQ do). Streamed tags are split over chunks (`<thi`, `nk>`).
+        usage: What `usage.prompt_tokens` counts: the whole prompt; only what the
+            prompt cache missed (the messages this request shares, from the start, with
+            the previous one are cached: Ollama before its 2026 fix); the messages'
+            text without the tools' schemas; 0; no `usage` at all; or the whole, with
+            usage so far repeated in every chunk (vLLM's `continuous_usage_stats`).
+        cached_tokens: Send `prompt_tokens_details.cached_tokens` (llama-server, vLLM,
+            OpenAI): what the cache held.
+        timings: Send llama-server's `timings` (`prompt_n`: what the cache missed,
+            `cache_n`: what it held) with the last chunk, and in a completion.
+        tool_call_ids: Send ids with tool calls (some servers send none).
+        tool_call_index: Send `index` with streamed tool calls; without it each call is
+            sent whole in one chunk, as servers that leave the index out do.
+    """
+
+    reasoning: ReasoningStyle = "reasoning_content"
+    usage: UsageStyle = "whole"
+    cached_tokens: bool = False
+    timings: bool = False
+    tool_call_ids: bool = True
+    tool_call_index: bool = True
+
+
 @dataclass
 class Reply:
     """One scripted answer to a chat-completions request.
@@ -85,8 +127,9 @@ class Reply:
     Attributes:
         content: Assistant text.
         tool_calls: Native OpenAI tool calls, after any content.
-        reasoning: Sent as `reasoning_content` (llama-server style) in the
-            message or in stream deltas, before the content; omitted when empty.
+        reasoning: Sent before the content as the server's `Wire.reasoning` says
+            (`reasoning_content` in the message or in stream deltas by default);
+            omitted when empty.
         status: HTTP status; anything but 200 sends an OpenAI-style error body
             `{"error": {"message": ..., "type": ...}}` whose message is
             `content` (or a generic text when `content` is empty).
@@ -100,6 +143,8 @@ class Reply:
             `application/json` otherwise.
         finish_reason: Sent as the choice's `finish_reason` instead of `stop` (or
             `tool_calls`), e.g. `length` for a reply cut at `max_tokens`.
+        truncated: Say, as older llama-server builds did, that the prompt was cut to
+            fit (`truncated: true`); the prompt counts are then `count_prompt`'s.
     """
 
     content: str = ""
@@ -110,6 +155,7 @@ class Reply:
     chunk_delay_s: float = 0.0
     raw_body: str | None = None
     finish_reason: str | None = None
+    truncated: bool = False
 
 
 def reply(
@@ -122,6 +168,7 @@ def reply(
     chunk_delay_s: float = 0.0,
     raw_body: str | None = None,
     finish_reason: str | None = None,
+    truncated: bool = False,
 ) -> Reply:
     """Build a `Reply`; see its attributes for the meaning of each argument.
 
@@ -137,6 +184,7 @@ def reply(
         chunk_delay_s=chunk_delay_s,
         raw_body=raw_body,
         finish_reason=finish_reason,
+        truncated=truncated,
     )
 
 
@@ -184,6 +232,7 @@ class ScriptedLLM:
             body), e.g. to play a server that cut the prompt; unset, `_prompt_pieces`.
         models: The model ids `GET /v1/models` lists (`["scripted"]` unless a test
             offers more, e.g. to switch a conversation's model).
+        wire: The server's dialect (`Wire`); the default is this server's own.
     """
 
     base_url: str
@@ -196,6 +245,7 @@ class ScriptedLLM:
         self.props: JSONDict | None = None
         self.count_prompt: Callable[[JSONDict], int] | None = None
         self.models: list[str] = ["scripted"]
+        self.wire = Wire()
         self._queue: collections.deque[Reply] = collections.deque()
         self._default: Reply | None = None
         self._responder: Responder | None = None
@@ -324,6 +374,10 @@ class ScriptedLLM:
             )
         return number, chosen
 
+    def previous_request(self, number: int) -> JSONDict | None:
+        """The chat request before request #`number` (what a prompt cache would hold)."""
+        return self.requests[number - 2] if number > 1 else None
+
     def _next_call_id(self) -> str:
         return f"call_{next(self._call_ids)}"
 
@@ -365,26 +419,37 @@ def _pieces(text: str) -> list[str]:
 _PIECE = re.compile(r"[A-Za-z]{1,4}|\d|[^\sA-Za-z\d]")
 
 
-def _prompt_pieces(request: JSONDict) -> int:
-    texts = [
-        str(message.get("content") or "")
-        for message in request.get("messages") or []
-        if isinstance(message, dict)
-    ]
-    if request.get("tools"):
+def _prompt_pieces(request: JSONDict, *, tools: bool = True) -> int:
+    texts = [_message_text(message) for message in _messages(request)]
+    if tools and request.get("tools"):
         texts.append(json.dumps(request["tools"]))
     return sum(len(_PIECE.findall(text)) for text in texts)
 
 
-def _usage(request: JSONDict, reply: Reply) -> JSONDict:
-    prompt = _prompt_pieces(request)
+def _messages(request: JSONDict) -> list[JSONDict]:
+    return [m for m in request.get("messages") or [] if isinstance(m, dict)]
+
+
+def _message_text(message: JSONDict) -> str:
+    return str(message.get("content") or "")
+
+
+def _cached_pieces(request: JSONDict, previous: JSONDict | None) -> int:
+    """What a prompt cache holds of `request`: the messages it shares, from the start,
+    with the request before it (and the tools, when those are the same too)."""
+    if previous is None:
+        return 0
+    shared = 0
+    for message, before in zip(_messages(request), _messages(previous), strict=False):
+        if message != before:
+            break
+        shared += len(_PIECE.findall(_message_text(message)))
+    return shared
+
+
+def _completion_tokens(reply: Reply) -> int:
     completion = len(reply.content.split()) + len(reply.reasoning.split())
-    completion += sum(len(json.dumps(tc.args).split()) for tc in reply.tool_calls)
-    return {
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "total_tokens": prompt + completion,
-    }
+    return completion + sum(len(json.dumps(tc.args).split()) for tc in reply.tool_calls)
 
 
 def _wants_usage(request: JSONDict) -> bool:
@@ -526,11 +591,20 @@ class _Handler(BaseHTTPRequestHandler):
                 for tc in chosen.tool_calls
             ],
             count_prompt=self.server.owner.count_prompt,
+            wire=self.server.owner.wire,
+            cached=self._cached(body, number),
         )
         if streaming:
             self._send_stream(render.chunks(), chosen.chunk_delay_s)
         else:
             self._send_json(200, render.completion())
+
+    def _cached(self, body: JSONDict, number: int) -> int:
+        """What the prompt cache held of request #`number`, when the dialect tells it."""
+        wire = self.server.owner.wire
+        if wire.usage != "cache_misses" and not (wire.cached_tokens or wire.timings):
+            return 0  # not counted: the regex over every message costs the tests' loop
+        return _cached_pieces(body, self.server.owner.previous_request(number))
 
     def _read_body(self) -> bytes:
         # Always consume the body: leftovers would be parsed as the next
@@ -588,14 +662,51 @@ class _Render:
     completion_id: str
     call_ids: list[str]
     count_prompt: Callable[[JSONDict], int] | None = None
+    wire: Wire = field(default_factory=Wire)
+    cached: int = 0
+    """What the prompt cache held of this request (`_cached_pieces`)."""
     created: int = field(default_factory=lambda: int(time.time()))
 
-    def usage(self) -> JSONDict:
-        found = _usage(self.request, self.reply)
-        if self.count_prompt is not None:
-            found["prompt_tokens"] = self.count_prompt(self.request)
-            found["total_tokens"] = found["prompt_tokens"] + found["completion_tokens"]
+    def prompt(self) -> tuple[int, int]:
+        """The whole prompt's count, and how much of it the cache held."""
+        whole = (
+            self.count_prompt(self.request)
+            if self.count_prompt is not None
+            else _prompt_pieces(self.request)
+        )
+        return whole, min(self.cached, whole)
+
+    def usage(self) -> JSONDict | None:
+        style = self.wire.usage
+        if style == "none":
+            return None
+        whole, cached = self.prompt()
+        prompt = {
+            "cache_misses": whole - cached,
+            "content_only": _prompt_pieces(self.request, tools=False),
+            "zero": 0,
+        }.get(style, whole)
+        completion = _completion_tokens(self.reply)
+        found: JSONDict = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+        if self.wire.cached_tokens:
+            found["prompt_tokens_details"] = {"cached_tokens": cached}
         return found
+
+    def server_fields(self) -> JSONDict:
+        """llama-server's own fields of a reply: `timings`, `truncated`."""
+        fields: JSONDict = {}
+        if self.wire.timings:
+            whole, cached = self.prompt()
+            predicted = _completion_tokens(self.reply)
+            fields["timings"] = {"prompt_n": whole - cached, "cache_n": cached,
+                                 "predicted_n": predicted}  # fmt: skip
+        if self.reply.truncated:
+            fields["truncated"] = True
+        return fields
 
     @property
     def model(self) -> str:
@@ -616,25 +727,28 @@ class _Render:
             "system_fingerprint": None,
         }
 
+    def _inline(self) -> bool:
+        return bool(self.reply.reasoning) and self.wire.reasoning in ("think_tags", "think_opened")
+
     def completion(self) -> JSONDict:
+        content = self.reply.content
+        if self._inline():
+            opening = "" if self.wire.reasoning == "think_opened" else "<think>"
+            content = f"{opening}{self.reply.reasoning}</think>\n\n{content}"
         message: JSONDict = {
             "role": "assistant",
             # OpenAI sends null content for a tool-call-only turn.
-            "content": self.reply.content or (None if self.reply.tool_calls else ""),
+            "content": content or (None if self.reply.tool_calls else ""),
             "refusal": None,
         }
-        if self.reply.reasoning:
-            message["reasoning_content"] = self.reply.reasoning
+        if self.reply.reasoning and not self._inline():
+            message[self.wire.reasoning] = self.reply.reasoning
         if self.reply.tool_calls:
             message["tool_calls"] = [
-                {
-                    "id": call_id,
-                    "type": "function",
-                    "function": {"name": tc.name, "arguments": json.dumps(tc.args)},
-                }
+                self._call(tc, call_id, json.dumps(tc.args))
                 for tc, call_id in zip(self.reply.tool_calls, self.call_ids, strict=True)
             ]
-        return {
+        completion: JSONDict = {
             **self._envelope("chat.completion"),
             "choices": [
                 {
@@ -644,52 +758,65 @@ class _Render:
                     "finish_reason": self.finish_reason,
                 }
             ],
-            "usage": self.usage(),
+            **self.server_fields(),
         }
+        usage = self.usage()
+        if usage is not None:
+            completion["usage"] = usage
+        return completion
+
+    def _call(self, tc: ToolCallSpec, call_id: str, arguments: str) -> JSONDict:
+        """A tool call's first (or only) piece, with an id if the server sends ids."""
+        piece: JSONDict = {
+            "type": "function",
+            "function": {"name": tc.name, "arguments": arguments},
+        }
+        if self.wire.tool_call_ids:
+            piece["id"] = call_id
+        return piece
 
     def _chunk(self, delta: JSONDict, finish_reason: str | None = None) -> JSONDict:
         chunk = self._envelope("chat.completion.chunk")
         chunk["choices"] = [
             {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
         ]
+        if self.wire.usage == "every_chunk" and _wants_usage(self.request):
+            chunk["usage"] = self.usage()
         return chunk
+
+    def _text_deltas(self) -> Iterator[JSONDict]:
+        """The reasoning and the content, piece by piece, as the server's dialect sends them."""
+        reasoning, style = self.reply.reasoning, self.wire.reasoning
+        if reasoning and not self._inline():
+            for piece in _pieces(reasoning):
+                yield {style: piece}
+        elif reasoning:
+            opening = [] if style == "think_opened" else ["<thi", "nk>"]
+            for piece in [*opening, *_pieces(reasoning), "</th", "ink>", "\n\n"]:
+                yield {"content": piece}
+        for piece in _pieces(self.reply.content):
+            yield {"content": piece}
+
+    def _call_deltas(self) -> Iterator[JSONDict]:
+        calls = zip(self.reply.tool_calls, self.call_ids, strict=True)
+        for index, (tc, call_id) in enumerate(calls):
+            arguments = json.dumps(tc.args)
+            if not self.wire.tool_call_index:  # sent whole, with no index
+                yield {"tool_calls": [self._call(tc, call_id, arguments)]}
+                continue
+            yield {"tool_calls": [{"index": index, **self._call(tc, call_id, "")}]}
+            for start in range(0, len(arguments), _ARG_SLICE):
+                piece = {"arguments": arguments[start : start + _ARG_SLICE]}
+                yield {"tool_calls": [{"index": index, "function": piece}]}
 
     def chunks(self) -> Iterator[JSONDict]:
         yield self._chunk({"role": "assistant", "content": "", "refusal": None})
-        for piece in _pieces(self.reply.reasoning):
-            yield self._chunk({"reasoning_content": piece})
-        for piece in _pieces(self.reply.content):
-            yield self._chunk({"content": piece})
-        for index, (tc, call_id) in enumerate(
-            zip(self.reply.tool_calls, self.call_ids, strict=True)
-        ):
-            yield self._chunk(
-                {
-                    "tool_calls": [
-                        {
-                            "index": index,
-                            "id": call_id,
-                            "type": "function",
-                            "function": {"name": tc.name, "arguments": ""},
-                        }
-                    ]
-                }
-            )
-            arguments = json.dumps(tc.args)
-            for start in range(0, len(arguments), _ARG_SLICE):
-                yield self._chunk(
-                    {
-                        "tool_calls": [
-                            {
-                                "index": index,
-                                "function": {"arguments": arguments[start : start + _ARG_SLICE]},
-                            }
-                        ]
-                    }
-                )
-        yield self._chunk({}, self.finish_reason)
-        if _wants_usage(self.request):
+        for delta in [*self._text_deltas(), *self._call_deltas()]:
+            yield self._chunk(delta)
+        yield {**self._chunk({}, self.finish_reason), **self.server_fields()}
+        usage = self.usage()
+        if usage is not None and _wants_usage(self.request):
             usage_chunk = self._envelope("chat.completion.chunk")
             usage_chunk["choices"] = []
-            usage_chunk["usage"] = self.usage()
+            usage_chunk["usage"] = usage
             yield usage_chunk
