@@ -14,6 +14,7 @@ import fnmatch
 import os
 import secrets
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -25,8 +26,10 @@ from ducklm.tools.secret_scan.names import is_secret_name
 from ducklm.tools.workspace import (
     MOVED,
     open_parent,
+    os_reason,
     relative_name,
     resolve_in_workspace,
+    shown_name,
 )
 
 MAX_READ_CHARS = 200_000
@@ -44,6 +47,7 @@ NOT_FOUND = "no file or folder at {path!r}"
 NOT_A_FILE = "{path!r} is a folder, not a file; use list_dir to see what it holds"
 NOT_A_DIR = "{path!r} is a file, not a folder; use file_read to read it"
 NOT_TEXT = "{path!r} is not a UTF-8 text file"
+BAD_FOLDER = "folder {path!r} cannot be listed: {why}"
 NOT_REGULAR = "{path!r} is not a regular file (a FIFO, socket or device), so it is not read"
 FILE_EXISTS = (
     "{path!r} already exists; call file_write again with overwrite=true to replace it "
@@ -247,38 +251,49 @@ def _list(workspace: Path, path: str) -> str:
         raise ToolError(NOT_FOUND.format(path=path))
     if not target.is_dir():
         raise ToolError(NOT_A_DIR.format(path=path))
-    entries = sorted(_entries(target), key=lambda e: (not stat.S_ISDIR(e[1].st_mode), e[0].name))
+    entries = sorted(
+        _entries(target, path), key=lambda e: (not stat.S_ISDIR(e[1].st_mode), e[0].name)
+    )
     lines = [_listed(path, info) for path, info in entries[:MAX_LIST_ENTRIES]]
     if len(entries) > MAX_LIST_ENTRIES:
         lines.append(f"[... {len(entries) - MAX_LIST_ENTRIES} more entries not shown]")
     return "\n".join(lines) if lines else "(empty folder)"
 
 
-def _entries(folder: Path) -> list[tuple[Path, os.stat_result]]:
+def _entries(folder: Path, shown: str) -> list[tuple[Path, os.stat_result]]:
     # lstat: a link is listed as a link (a dangling one too), never followed.
     found = []
-    for path in folder.iterdir():
+    try:
+        paths = list(folder.iterdir())
+    except OSError as exc:  # unreadable, or too deep to open
+        raise ToolError(BAD_FOLDER.format(path=shown, why=os_reason(exc))) from None
+    for path in paths:
         try:
             found.append((path, path.lstat()))
-        except FileNotFoundError:  # removed since the listing
+        except OSError:  # removed since the listing, or too deep to name
             continue
     return found
 
 
 def _listed(path: Path, info: os.stat_result) -> str:
-    mode = info.st_mode
+    mode, name = info.st_mode, shown_name(path.name)
     if stat.S_ISDIR(mode):
-        return f"{path.name}/"
+        return f"{name}/"
     if stat.S_ISREG(mode):
-        return f"{path.name}  ({info.st_size} bytes)"
+        return f"{name}  ({info.st_size} bytes)"
     if stat.S_ISLNK(mode):
         try:
-            return f"{path.name} -> {os.readlink(path)}  (link)"
+            return f"{name} -> {shown_name(os.readlink(path))}  (link)"
         except OSError:
-            return f"{path.name}  (link)"
-    kinds = ((stat.S_ISFIFO, "fifo"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "device"))
+            return f"{name}  (link)"
+    kinds = (
+        (stat.S_ISFIFO, "fifo"),
+        (stat.S_ISSOCK, "socket"),
+        (stat.S_ISCHR, "device"),
+        (stat.S_ISBLK, "device"),
+    )
     kind = next((word for test, word in kinds if test(mode)), "special file")
-    return f"{path.name}  ({kind}, not read)"
+    return f"{name}  ({kind}, not read)"
 
 
 def _search(
@@ -299,7 +314,7 @@ def _search(
         rel = file.relative_to(root).as_posix()
         if not _glob_match(rel, glob) or is_secret_name(file, secret_names):
             continue  # secret files by name are left out, as the sandbox masks them
-        matches.extend(_matches_in(file, rel, needle, case_sensitive))
+        matches.extend(_matches_in(file, shown_name(rel), needle, case_sensitive))
         if len(matches) >= MAX_SEARCH_MATCHES:
             matches = matches[:MAX_SEARCH_MATCHES]
             matches.append(f"[... stopped after {MAX_SEARCH_MATCHES} matches]")
@@ -307,21 +322,32 @@ def _search(
     return "\n".join(matches) if matches else f"no lines contain {query!r}"
 
 
-def _walk(root: Path) -> list[Path]:
-    files: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root):  # does not follow links to folders
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
-        base = Path(dirpath)
-        for name in sorted(filenames):
-            file = base / name
-            # A link may point out of the workspace, and a FIFO, socket or device would
-            # block or never end: search only the regular files that lie inside.
+def _walk(root: Path) -> Iterator[Path]:
+    """The regular files below `root`, folder by folder in name order; links not followed.
+
+    A stack, not recursion: a tree 1,100 folders deep is walked like any other, and a
+    folder too deep to open, or unreadable, is passed over. A link may point out of the
+    workspace, and a FIFO, socket or device would block or never end: only the regular
+    files that lie inside are searched.
+    """
+    stack = [str(root)]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            continue
+        folders = []
+        for entry in entries:
             try:
-                if stat.S_ISREG(file.lstat().st_mode):
-                    files.append(file)
-            except FileNotFoundError:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in SKIPPED_DIRS:
+                        folders.append(entry.path)
+                elif entry.is_file(follow_symlinks=False):
+                    yield Path(entry.path)
+            except OSError:
                 continue
-    return files
+        stack.extend(reversed(folders))
 
 
 def _glob_match(rel: str, glob: str) -> bool:

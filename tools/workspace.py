@@ -13,6 +13,7 @@ Paths from the model are untrusted. Two layers:
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -25,6 +26,7 @@ MAX_PATH_CHARS = 1024
 OUTSIDE_WORKSPACE = "path {path!r} is outside the workspace; use a path relative to it"
 BAD_PATH = "path {path!r} is not usable: {why}"
 MOVED = "path {path!r} changed while DuckLM was opening it; try again"
+LOOP = "it is a loop of symbolic links"
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -51,10 +53,33 @@ def resolve_in_workspace(workspace: Path, path: str) -> Path:
     if ".." in PurePosixPath(path).parts:
         raise PathError(BAD_PATH.format(path=path, why="'..' is not allowed"))
     root = workspace.resolve()
-    target = (root / path).resolve()
+    try:
+        target = (root / path).resolve()
+    except RuntimeError:  # Python 3.11's word for ELOOP in a non-strict resolve
+        raise PathError(BAD_PATH.format(path=path, why=LOOP)) from None
+    except OSError as exc:
+        raise PathError(BAD_PATH.format(path=path, why=os_reason(exc))) from None
     if not is_within(root, target):
         raise PathError(OUTSIDE_WORKSPACE.format(path=path))
     return target
+
+
+def os_reason(exc: OSError) -> str:
+    """An OS error as a plain reason for the model (`it is a loop of symbolic links`)."""
+    if exc.errno == errno.ELOOP:
+        return LOOP
+    if exc.errno == errno.ENAMETOOLONG:
+        return "it is too deep for the system to name"
+    return os.strerror(exc.errno).lower() if exc.errno else "the system cannot use it"
+
+
+def shown_name(name: str) -> str:
+    r"""A file name as text the model and the person can read, whatever its bytes.
+
+    A name that is not UTF-8 (`os.fsdecode` kept its bytes as surrogates, which no JSON or
+    database takes) shows its odd bytes as backslash escapes (`caf\xe9.txt`).
+    """
+    return os.fsencode(name).decode("utf-8", errors="backslashreplace")
 
 
 def is_within(root: Path, target: Path) -> bool:
