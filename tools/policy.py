@@ -13,16 +13,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ducklm.tools import autorun
 from ducklm.tools.coder_tools import CODER_TOOL_NAMES
 from ducklm.tools.commands.findings import SECRET
 from ducklm.tools.commands.hosts import describe_hosts, network_hosts
 from ducklm.tools.commands.policy import CommandPolicy
+from ducklm.tools.sandbox.view import scan_workspace
 from ducklm.tools.secret_scan.names import is_secret_name
 from ducklm.tools.workspace import PathError, is_within, relative_name, resolve_in_workspace
 
 READ_ONLY_TOOLS = frozenset({"file_read", "list_dir", "search_files", "search_conversations"})
 NO_COMMAND_POLICY = "no command policy is loaded"
 OVERWRITES = "overwrites existing file {names} (overwrite: ask in permissions.yaml)"
+AUTORUN_WRITE = "write {path}, which runs later without asking: {runner}"
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,9 @@ class Verdict:
     """For shell commands: it names a secret file; approved, the sandbox shows secrets."""
     hosts: tuple[str, ...] = ()
     """For network commands: the hosts the card approves (`tools.commands.hosts`)."""
+    writes_git: bool = False
+    """For shell commands: it writes a git repository's control folder or what else runs by
+    itself (`tools/autorun.py`); it ran asked or allowed, so the sandbox lets it."""
     overwrites: bool = False
     """For `file_write`: it replaces an existing file, as the overwrite rule lets it (asked,
     or `overwrite: allow`), so the write runs with `overwrite` whatever the model passed."""
@@ -142,9 +148,22 @@ def _assess_write(args: dict[str, Any], env: PolicyEnv) -> Verdict:
 
 
 def _guarded(target: Path, rel: str, env: PolicyEnv) -> Verdict | None:
-    """The question for a write into the git folder or DuckLM's own files, else `None`."""
-    if is_within(env.workspace.resolve() / ".git", target):
-        return Verdict("ask", f"write into the git folder: {rel}", rule_key=f"write:{rel}")
+    """The question for a write to what a tool runs by itself or to DuckLM's own files.
+
+    `target` is real (links followed), so a link to a `.git` is seen as the `.git`.
+    """
+    root = env.workspace.resolve()
+    runner = autorun.runner_of(target.relative_to(root).parts)
+    if runner is None and autorun.inside_git_folder(target, root):
+        runner = autorun.CONTROL_FOLDERS[".git"]
+    if runner is None:
+        # the sandbox's own scan: git folders a gitfile names, core.hooksPath folders
+        found = scan_workspace(root, ())
+        if any(is_within(p, target) for p in (*found.control, *found.runs_itself)):
+            runner = autorun.LINKED
+    if runner is not None:
+        reason = AUTORUN_WRITE.format(path=rel, runner=runner)
+        return Verdict("ask", reason, rule_key=f"write:{rel}")
     if any(is_within(p, target) for p in env.protected):
         return Verdict("ask", f"write to DuckLM's own files: {rel}", rule_key=f"write:{rel}")
     return None
@@ -186,6 +205,7 @@ def _assess_shell(args: dict[str, Any], env: PolicyEnv) -> Verdict:
         network=found.network,
         sudo=found.sudo,
         secrets=found.secrets,
+        writes_git=found.writes_git,
         hosts=hosts,
     )
 

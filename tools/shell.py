@@ -43,6 +43,8 @@ class ShellEnv:
     """Name globs of the workspace files the command sees empty."""
     reveal_secrets: bool = False
     """The person approved this command's secret read."""
+    control_writable: bool = False
+    """The person approved this command's writes to git repositories (`git commit`)."""
     network: bool = False
     hosts: tuple[str, ...] = ()
     """With `network`: the hosts the person approved (the card's list)."""
@@ -81,6 +83,7 @@ async def shell_exec(  # noqa: D417  shell is injected, not the model's
         hidden=shell.hidden,
         secret_names=shell.secret_names,
         reveal_secrets=shell.reveal_secrets,
+        control_writable=shell.control_writable,
         limits=limits,
         stdin_data=(shell.sudo_password + "\n").encode() if sudo else None,  # type: ignore[operator]
         unsandboxed=sudo,  # setuid sudo cannot work inside a user namespace

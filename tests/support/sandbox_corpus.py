@@ -199,6 +199,40 @@ GIT_CONFIG = [
 
 COUNT = len(READS) + len(SPELLINGS) + len(OPTION_CODE) + len(GIT_CONFIG)
 
+FSMONITOR = "printf '[core]\\n\\tfsmonitor = \"touch PWNED; false\"\\n'"
+HOOK = "printf '#!/bin/sh\\ntouch PWNED\\n'"
+PLANTING = [
+    # a nested repository's config, by glob, by variable, through tee and a link
+    f"{FSMONITOR} >> repo/.gi?/config",
+    f"{FSMONITOR} | tee -a repo/.g[i]t/config",
+    f"d=repo/.git; {FSMONITOR} >> $d/config",
+    f"ln -s repo/.git g && {FSMONITOR} >> g/config",
+    f"cd repo && {FSMONITOR} >> .git/config",
+    f"{FSMONITOR} >> deep/a/b/inner/.git/config",
+    f"{FSMONITOR} >> sep/config",  # what the gitfile sub/.git names
+    "printf 'gitdir: ../evil\\n' > sub/.git",
+    # core.hooksPath to a folder of the command's, and hooks in the repository's own
+    "printf '[core]\\n\\thooksPath = ../hk\\n' >> repo/.git/config; mkdir -p hk; "
+    f"{HOOK} > hk/post-commit; chmod +x hk/post-commit",
+    f"cd repo/.gi?/hooks && {HOOK} > post-commit && chmod +x post-commit",
+    f"{HOOK} > repo/.git/hooks/post-commit; chmod +x repo/.git/hooks/post-commit",
+    f"{HOOK} > githooks/post-commit; chmod +x githooks/post-commit",  # core.hooksPath's own
+    # moving the control folder aside, or away
+    "mv repo/.git repo/old && mkdir repo/.git",
+    "rm -rf repo/.git/hooks",
+    # git itself, as a command the classifier reads
+    "git -C repo config core.fsmonitor 'touch PWNED; false'",
+    "git -C repo commit --allow-empty -qm x",
+    # what other tools run by themselves
+    "echo 'touch PWNED' >> .envrc",
+    f"{HOOK} > .husky/pre-commit",
+    'echo \'{"tasks": [{"command": "touch PWNED"}]}\' > .vscode/tasks.json',
+    "echo 'repos: []' > .pre-commit-config.yaml",
+]
+"""Code planted for later. Most ask, but each also runs in the sandbox as if it had not:
+the view alone must keep it from changing what git or another tool runs by itself (the
+test then runs the person's own `git status` and `git commit` there)."""
+
 READ_ONLY_CODE = [
     # abbreviations of a long option that takes a program
     "printf 'touch PWNED\\n' > x.sh; env --sp='sh x.sh'",

@@ -63,7 +63,16 @@ CASES: list[tuple[str, str, str]] = [
     ("black --check src", RO, "allow"),
     ("git restore src/main.py", WW, "ask"),
     ("patch -p1 < fix.diff", WW, "ask"),
-    ("git add . && git commit -m wip", WW, "allow"),
+    # git writes its repository's .git, whose config and hooks run later: asks
+    ("git add . && git commit -m wip", WW, "ask"),
+    ("git tag v1", WW, "ask"),
+    ("git init sub", WW, "ask"),
+    ("git gc", WW, "ask"),
+    ("printf '[core]\\n' >> repo/.gi?/config", SYS, "ask"),
+    ("tee -a repo/.g[i]t/config < x", SYS, "ask"),
+    ("cd repo/.gi?/hooks && echo x > post-commit", SYS, "ask"),
+    ("echo 'touch x' >> .envrc", SYS, "ask"),
+    ("echo x > sub/.husky/pre-commit", SYS, "ask"),
     ("cp a.txt b.txt", WW, "allow"),
     ("chmod +x run.sh", WW, "allow"),
     ("touch /tmp/x", WW, "allow"),
@@ -506,7 +515,8 @@ OVERWRITES: list[tuple[str, dict[str, object], bool]] = [
     ("shell_exec", {"command": "sort -o old.txt new.txt"}, True),
     ("shell_exec", {"command": "ln -sf new.txt old.txt"}, True),
     ("shell_exec", {"command": "black ."}, True),
-    ("shell_exec", {"command": "git checkout -- old.txt"}, True),
+    # (git checkout also writes the repository's .git: it asks whatever the rule says)
+    ("shell_exec", {"command": "isort old.txt"}, True),
     ("shell_exec", {"command": "echo x > old.txt", "cwd": "dir"}, True),
     ("shell_exec", {"command": "echo x > new.txt", "cwd": "dir"}, False),
 ]

@@ -22,6 +22,10 @@ from ducklm.tools.commands.verdict import RANK, CommandClass
 from ducklm.tools.commands.words import GLOB_CHARS, Word
 
 GIT_CONFIG = "git config can set commands git runs (core.pager, core.fsmonitor...)"
+GIT_WRITES = (
+    "{name} writes the repository's .git, whose config and hooks git runs later; approved, "
+    "the workspace's .git folders are writable for this command"
+)
 GIT_REPO_UNKNOWN = (
     "git works in a repository known only when it runs, whose config can run programs"
 )
@@ -65,7 +69,10 @@ def _git(found: Findings, call: Call, cls: CommandClass) -> None:
         first = call.positionals[0].text if call.positionals else ""
         writes = any(o.name in _GIT_CONFIG_WRITES for o in call.options)
         if writes or first in ("set", "unset", "edit") or len(call.positionals) >= 2:
-            found.add("system", GIT_CONFIG, ask=True)
+            found.add("system", GIT_CONFIG, ask=True, writes_git=True)
+    elif RANK[cls] >= RANK["workspace_write"]:
+        # every git but a reader writes the repository (index, refs, objects, config)
+        found.add(cls, GIT_WRITES.format(name=call.key), writes_git=True)
     repo = next((o.value for o in call.own if o.name == "-C" and o.value), None)
     if repo is not None and RANK[cls] >= RANK["workspace_write"]:
         found.check_cwd(call.key, repo)

@@ -16,7 +16,7 @@ from ducklm.tools.commands.words import GLOB_CHARS, Pipes, Redirect, Word
 
 WRITES = "{name} {verb} {path}"
 WRITES_UNKNOWN = "{name} {verb} {path}, which is only known when it runs"
-WRITES_GIT = "{name} {verb} {path}, inside .git where hooks and config run code"
+WRITES_GIT = "{name} {verb} {path}, which runs later without asking: {runner}"
 RUNS_ELSEWHERE = "{name} works in {path}, outside the workspace"
 SECRET = "reads secrets: {path}"
 SOCKET = "redirection opens a network connection: {path}"
@@ -39,6 +39,8 @@ class Finding:
     """A workspace path this part overwrites if it exists."""
     edits: bool = False
     """This part rewrites existing files in place."""
+    writes_git: bool = False
+    """This part writes a git repository's control folder (`git commit`, `> .git/x`)."""
 
 
 REPLACING_REDIRECTS = frozenset({">", ">|", "&>"})
@@ -69,9 +71,12 @@ class Findings:
         sudo: bool = False,
         secrets: bool = False,
         edits: bool = False,
+        writes_git: bool = False,
     ) -> None:
         """Record one risky part; the flags are those of `Finding`."""
-        self.found.append(Finding(cls, reason, ask, network, sudo, secrets, edits=edits))
+        self.found.append(
+            Finding(cls, reason, ask, network, sudo, secrets, edits=edits, writes_git=writes_git)
+        )
 
     def redirect(self, redirect: Redirect) -> None:
         """Record what a redirection opens: a socket, a secret, or a file it writes."""
@@ -111,7 +116,9 @@ class Findings:
         if place in ("workspace", "scratch"):
             self.add(base, text)
         elif place == "git":
-            self.add(raised, WRITES_GIT.format(name=name, verb=verb, path=shown))
+            runner = self.places.runner(word)
+            text = WRITES_GIT.format(name=name, verb=verb, path=shown, runner=runner)
+            self.add(raised, text, writes_git=True)
         elif place == "protected":
             self.add("dangerous", text)
         elif place in ("critical", "outside"):
@@ -171,7 +178,7 @@ def combine(
     action = rules.actions.model_dump()[cls]
     if not sandboxed:
         action = rules.unsandboxed_actions.model_dump()[cls] or action
-    if action == "allow" and any(f.ask or f.secrets or f.sudo for f in findings):
+    if action == "allow" and any(f.ask or f.secrets or f.sudo or f.writes_git for f in findings):
         action = "ask"
     edits = any(f.edits for f in findings)
     reasons = [f.reason for f in ordered if f.reason]
@@ -188,4 +195,5 @@ def combine(
         network=any(f.network for f in findings),
         sudo=any(f.sudo for f in findings),
         secrets=any(f.secrets for f in findings),
+        writes_git=any(f.writes_git for f in findings),
     )

@@ -14,6 +14,7 @@ from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
 from typing import Literal
 
+from ducklm.tools import autorun
 from ducklm.tools.commands.rules import PermissionRules
 from ducklm.tools.commands.words import GLOB_CHARS, Word
 
@@ -104,9 +105,28 @@ class Places:
             ("critical", lambda: is_within(self.workspace, fixed)),
         )
         place: Place = next((name for name, check in checks if check()), "outside")
-        if place == "workspace" and ".git" in fixed.relative_to(self.workspace).parts:
+        if place == "workspace" and self.runner(word) is not None:
             return "git"
         return place
+
+    def runner(self, word: Word) -> str | None:
+        """What runs a workspace path by itself (a `.git`, `.envrc`: `tools/autorun.py`).
+
+        A glob part counts when it can match such a name (`.gi?`, `.g[i]t`); as in
+        bash, only a part that starts with a dot matches a dot name.
+        """
+        path = self.expand(word)
+        if path is None or not is_within(path, self.workspace):
+            return None
+        for part in path.relative_to(self.workspace).parts:
+            if (found := autorun.runner_of([part])) is not None:
+                return found
+            if part.startswith(".") and any(c in part for c in GLOB_CHARS):
+                pattern = part.casefold()
+                for name in autorun.NAMES:
+                    if fnmatchcase(name, pattern):
+                        return autorun.runner_of([name])
+        return None
 
     def is_socket(self, word: Word) -> bool:
         """Whether a path is bash's /dev/tcp or /dev/udp network pseudo-file."""

@@ -45,3 +45,6 @@ class CommandVerdict:
     whether they do is known only on disk, so `tools.policy` looks (the overwrite rule)."""
     edits_in_place: bool = False
     """Some part rewrites existing files in place (`sed -i`, patch, git checkout, black)."""
+    writes_git: bool = False
+    """Some part writes a git repository's control folder (`git commit`, `> .git/config`):
+    it asks, and approved, the sandbox leaves the `.git` folders writable for it."""

@@ -94,7 +94,7 @@ class Plan:
 
 def bwrap_probe_argv() -> list[str]:
     """The sandbox's own bubblewrap options around `true`: if this runs, runs will."""
-    view = bwrap_view(View(workspace=Path(tempfile.gettempdir())))
+    view = bwrap_view(View(workspace=Path(tempfile.gettempdir())), scan=False)
     return ["bwrap", *view, *_BWRAP_FLAGS, *_cap_drop(), "--", "true"]
 
 
@@ -111,6 +111,7 @@ def prepare(
     hidden: Sequence[Path] = (),
     secret_names: Sequence[str] = (),
     reveal_secrets: bool = False,
+    control_writable: bool = False,
     egress: Path | None = None,
     proxy_port: int = 0,
 ) -> Plan:
@@ -138,6 +139,7 @@ def prepare(
                 hidden=tuple(p.resolve() for p in hidden),
                 secret_names=tuple(secret_names),
                 reveal_secrets=reveal_secrets,
+                control_writable=control_writable,
                 egress=egress if network else None,
             )
             confine = _bwrap_argv(view, cwd)

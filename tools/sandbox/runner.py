@@ -139,6 +139,7 @@ async def run_sandboxed(
     hidden: Sequence[Path] = (),
     secret_names: Sequence[str] = (),
     reveal_secrets: bool = False,
+    control_writable: bool = False,
     limits: Limits = Limits(),
     stdin_data: bytes | None = None,
     unsandboxed: bool = False,
@@ -155,11 +156,15 @@ async def run_sandboxed(
             bubblewrap that way is the egress proxy (`egress.py`) and leads to `hosts`
             only, never to a loopback or link-local address; so it is under Landlock
             when `proxied`; without a sandbox it is the machine's own network.
-        readonly: Paths kept read-only inside the workspace (its .git, DuckLM's prompts
-            and skills). Paths outside it are out of the view anyway.
+        readonly: Paths kept read-only inside the workspace (DuckLM's prompts and skills;
+            every `.git` and what else runs by itself the view finds on its own).
+            Paths outside it are out of the view anyway.
         hidden: DuckLM's data dir and configs: absent from the view wherever they are.
         secret_names: Name globs of secret files, shown empty in the workspace.
         reveal_secrets: The person approved a command that reads a secret: show them.
+        control_writable: The person approved a command that writes git repositories
+            (`git commit`): their `.git` folders are writable for it, which they are not
+            otherwise (`view.py:scan_workspace`).
         limits: Time, CPU, memory, file size, process and output limits.
         stdin_data: Fed to the command's stdin, then closed; None gives /dev/null.
             Never logged or stored.
@@ -189,6 +194,7 @@ async def run_sandboxed(
             hidden=hidden,
             secret_names=secret_names,
             reveal_secrets=reveal_secrets,
+            control_writable=control_writable,
             limits=limits,
             unsandboxed=unsandboxed,
             egress=egress,

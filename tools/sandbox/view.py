@@ -33,6 +33,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ducklm.tools import autorun
+
 log = logging.getLogger(__name__)
 
 SYSTEM_DIRS = ("/usr", "/etc")
@@ -62,9 +64,9 @@ EGRESS_DIR = "/run/ducklm"
 FORWARD_SCRIPT = "/run/ducklm-forward.py"
 FORWARD_SOURCE = str(Path(__file__).with_name("forward.py"))
 MAX_SCANNED = 200_000
-"""Workspace entries looked at for secret names; past that the rest is not masked."""
-SKIPPED_DIRS = frozenset({".git"})
-"""Not scanned for secret names: git's own objects (read-only in the view)."""
+"""Workspace entries looked at; past that the rest is neither masked nor kept read-only."""
+MAX_MOUNT_PATH = 4000
+"""Bytes of a path bubblewrap can mount on (PATH_MAX less room); deeper ones are skipped."""
 
 
 @dataclass(frozen=True)
@@ -82,10 +84,17 @@ class View:
     """The person approved a command that reads a secret: show them this once."""
     egress: Path | None = None
     """The folder of the egress proxy's socket, for an approved network command."""
+    control_writable: bool = False
+    """The person approved a command that writes git repositories (`git commit`) or what
+    else runs by itself (`> .envrc`): those are writable for it, as nowhere else."""
 
 
-def bwrap_view(view: View) -> list[str]:
-    """The mount options of bubblewrap for `view`, in the order they must apply."""
+def bwrap_view(view: View, *, scan: bool = True) -> list[str]:
+    """The mount options of bubblewrap for `view`, in the order they must apply.
+
+    `scan`: walk the workspace for secret files and what runs by itself (`scan_workspace`);
+    off only for the probe, whose workspace is the temp folder.
+    """
     argv: list[str] = []
     for entry in ROOT_ENTRIES:
         argv += _root_entry(Path(entry))
@@ -106,14 +115,19 @@ def bwrap_view(view: View) -> list[str]:
         argv += egress_binds(view.egress)
     workspace = str(view.workspace)
     argv += ["--bind", workspace, workspace]
-    for path in view.readonly:
-        if _inside(path, view.workspace) and path.exists():
+    found = Scan([], [], [])
+    if scan:
+        found = scan_workspace(view.workspace, () if view.reveal_secrets else view.secret_names)
+    readonly = [p for p in view.readonly if _inside(p, view.workspace)]
+    runs_later = [] if view.control_writable else [*found.control, *found.runs_itself]
+    for path in (*readonly, *runs_later):
+        if _mountable(path):
             argv += ["--ro-bind", str(path), str(path)]
     for path in view.hidden:
         if _inside(path, view.workspace) and path.exists():
             argv += _absent(path)
-    if not view.reveal_secrets:
-        for path in secret_files(view.workspace, view.secret_names):
+    for path in found.secrets:
+        if _mountable(path):
             argv += _absent(path)
     return argv
 
@@ -152,19 +166,37 @@ def landlock_reads(view: View) -> list[str]:
     return [folder for folder in folders if os.path.exists(folder)]
 
 
-def secret_files(workspace: Path, names: Sequence[str]) -> list[Path]:
-    """Regular files in `workspace` whose names match `names`, and their hard links.
+@dataclass(frozen=True)
+class Scan:
+    """What one walk of the workspace found."""
 
-    One `scandir` pass and no `stat` per file (`scripts/bench/sandbox_view.py` measures
-    it): names match one compiled pattern, and hard links are found by the inode numbers
-    `readdir` already gives, then checked by `stat`.
+    secrets: list[Path]
+    """Regular files whose names match the secret globs, and their hard links."""
+    control: list[Path]
+    """Version control's own folders and gitfiles (`.git` at any depth, in any case), and
+    the git folders those gitfiles name: read-only unless the person approved a git write."""
+    runs_itself: list[Path]
+    """What else a tool runs by itself (`tools/autorun.py`), and the hooks folders the
+    repositories' configs name: always read-only."""
+
+
+def scan_workspace(workspace: Path, names: Sequence[str]) -> Scan:
+    """One `scandir` pass over `workspace`: its secret files and what runs by itself.
+
+    No `stat` per file (`scripts/bench/sandbox_view.py` measures it): names match one
+    compiled pattern, hard links are found by the inode numbers `readdir` already gives,
+    then checked by `stat`; a name is looked up in `autorun.NAMES` once, case-blind.
     """
-    if not names:
-        return []
-    secret = re.compile("|".join(fnmatch.translate(name) for name in names))
+    secret = re.compile("|".join(fnmatch.translate(name) for name in names)) if names else None
     found: list[tuple[str, int]] = []
     by_inode: dict[int, list[str]] = {}
-    for entry in _files(workspace):  # plain strings: a Path per file costs more than the scan
+    control: list[Path] = []
+    runs_itself: list[Path] = []
+    for entry in _entries(workspace):  # plain strings: a Path per file costs more than the scan
+        if entry.name.casefold() in autorun.NAMES:
+            _runs_by_itself(workspace, entry, control, runs_itself)
+        if secret is None or not _is_file(entry):
+            continue
         if secret.match(entry.name):
             found.append((entry.path, entry.inode()))
         by_inode.setdefault(entry.inode(), []).append(entry.path)
@@ -177,30 +209,62 @@ def secret_files(workspace: Path, names: Sequence[str]) -> list[Path]:
         for other in by_inode[inode]
         if other not in secrets and _same_file(other, path)
     }
-    return [Path(path) for path in sorted(secrets | linked)]
+    return Scan([Path(path) for path in sorted(secrets | linked)], control, runs_itself)
 
 
-def _files(workspace: Path) -> Iterator[os.DirEntry[str]]:
+def secret_files(workspace: Path, names: Sequence[str]) -> list[Path]:
+    """Regular files in `workspace` whose names match `names`, and their hard links."""
+    return scan_workspace(workspace, names).secrets if names else []
+
+
+def _runs_by_itself(
+    workspace: Path, entry: os.DirEntry[str], control: list[Path], runs_itself: list[Path]
+) -> None:
+    root = workspace.resolve()
+    path = Path(os.path.realpath(entry.path))  # git and direnv follow a link: so does this
+    if not _inside(path, root):
+        return
+    if not autorun.is_control(entry.name):
+        runs_itself.append(path)
+        return
+    control.append(path)
+    git_dir = autorun.git_folder(path)
+    if git_dir is None:
+        return
+    if (real := Path(os.path.realpath(git_dir))) != path and _inside(real, root):
+        control.append(real)
+    hooks = autorun.hooks_folder(git_dir, Path(entry.path).parent)
+    if hooks is not None and _inside(real := Path(os.path.realpath(hooks)), root):
+        runs_itself.append(real)
+
+
+def _entries(workspace: Path) -> Iterator[os.DirEntry[str]]:
+    """Every entry of the workspace but what is below version control's own folders."""
     seen, stack = 0, [str(workspace)]
     while stack:
         folder = stack.pop()
         try:
             entries = list(os.scandir(folder))
-        except OSError:
+        except OSError:  # gone, unreadable, or a path too long to name
             continue
         for entry in entries:
             seen += 1
             if seen > MAX_SCANNED:
-                log.warning("%s: over %d entries; the rest is not masked", workspace, MAX_SCANNED)
+                log.warning("%s: over %d entries; the rest is not scanned", workspace, MAX_SCANNED)
                 return
+            yield entry
             try:
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in SKIPPED_DIRS:
-                        stack.append(entry.path)
-                elif entry.is_file(follow_symlinks=False):
-                    yield entry
+                if entry.is_dir(follow_symlinks=False) and not autorun.is_control(entry.name):
+                    stack.append(entry.path)
             except OSError:
                 continue
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def _same_file(one: str, other: str) -> bool:
@@ -233,6 +297,18 @@ def _absent(path: Path) -> list[str]:
     if path.is_dir():
         return ["--tmpfs", str(path)]
     return ["--ro-bind", "/dev/null", str(path)]
+
+
+def _mountable(path: Path) -> bool:
+    """Whether bubblewrap can mount on `path`: it is there, and its name is not too long.
+
+    A 1,100-deep tree must not fail every later command; what lies that deep stays as it is.
+    """
+    name = os.fsencode(path)
+    if len(name) > MAX_MOUNT_PATH:
+        log.warning("%r...: too deep to mount on; left as it is", name[:80])
+        return False
+    return os.path.lexists(name)
 
 
 def _inside(path: Path, folder: Path) -> bool:

@@ -257,11 +257,13 @@ async def _run_shell(
     shell = ShellEnv(
         workspace=env.workspace,
         protection=ctx.protection,
-        readonly=(env.workspace / ".git", *ctx.protected),
+        readonly=ctx.protected,  # every .git the view finds itself
         hidden=ctx.hidden,
         secret_names=ctx.commands.secret_names,
         # Only what the person was asked about: a read the policy saw and they approved.
         reveal_secrets=item.verdict.secrets and item.decision is not None,
+        # A git write runs only asked (or as the person's permissions.yaml allows).
+        control_writable=item.verdict.writes_git,
         network=item.verdict.network,
         hosts=item.verdict.hosts,
         sudo_password=password,
