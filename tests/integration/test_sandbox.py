@@ -204,6 +204,29 @@ async def test_tmp_inside_is_fresh_and_private(workspace: Path) -> None:
     assert not await exists(Path("/tmp") / f"{name}-inside")
 
 
+PROFILES = (".bash_profile", ".bash_login", ".profile", ".bashrc", ".lesskey", ".gitconfig")
+
+
+@pytest.mark.parametrize("protection", ALL_MODES[:2])
+async def test_each_call_gets_a_fresh_empty_home_and_tmp(
+    workspace: Path, protection: Protection
+) -> None:
+    """What one command writes in HOME or /tmp (profiles, lesskey, .gitconfig) is gone for
+    the next; and a command's shell reads no profile file (`bash -c`, no BASH_ENV)."""
+    plant = "; ".join(f'echo "touch $PWD/PWNED" > "$HOME/{name}"' for name in PROFILES)
+    first = await run(f'{plant}; echo x > "${{TMPDIR:-/tmp}}/left"; ls -A "$HOME"', workspace,
+                      protection)  # fmt: skip
+    assert first.exit_code == 0 and ".bash_profile" in first.output, first.output
+
+    second = await run(
+        'ls -A "$HOME" "${TMPDIR:-/tmp}"; git config --global --list; echo done', workspace,
+        protection,
+    )  # fmt: skip
+    assert second.output.strip().endswith("done"), second.output
+    assert not any(name in second.output for name in (*PROFILES, "left")), second.output
+    assert not await exists(workspace / "PWNED")
+
+
 @needs_bwrap
 async def test_the_sandbox_has_no_privilege_left(workspace: Path) -> None:
     """Even when DuckLM runs as root: no capabilities, no sysctls, no host sockets."""
