@@ -22,6 +22,7 @@ from ducklm.learning.skills import SkillRegistry
 from ducklm.mcp.servers import McpServers
 from ducklm.memory import MemoryStore
 from ducklm.memory.warmup import Warmup
+from ducklm.models.capabilities import ServerCapabilities
 from ducklm.models.clients import ModelRoles
 from ducklm.models.context_size import ContextSizes
 from ducklm.models.prompts import Prompts
@@ -70,6 +71,8 @@ class DuckContext:
     """Counts tokens: the model server's tokenizer when it has one, else an estimate."""
     context_sizes: ContextSizes = field(default_factory=ContextSizes)
     """The context window each model server serves, probed once (`ducklm.models.context_size`)."""
+    capabilities: ServerCapabilities = field(default_factory=ServerCapabilities)
+    """What each model server accepts, found at first use (`ducklm.models.capabilities`)."""
     vault: SecretVault
     """Passwords given out of band, by one-time token (memory only)."""
     protected: tuple[Path, ...] = ()

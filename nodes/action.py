@@ -15,6 +15,7 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, cast
 
+import openai
 from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
@@ -34,6 +35,7 @@ from ducklm.turn.action_decision import report_decision, report_message
 from ducklm.turn.planning.text import step_brief
 from ducklm.turn.prompting.context_cut import Outcome, ask_uncut, prompt_report
 from ducklm.turn.prompting.messages import offered_tools, role_request
+from ducklm.turn.server_found import learn_refusal, tell_tool_mode
 from ducklm.turn.shortcuts import NO_TOOL
 
 if TYPE_CHECKING:
@@ -53,13 +55,32 @@ async def decide_action(state: DuckState, runtime: Runtime[DuckContext]) -> dict
     elif (call := shortcut_call(state, ctx)) is not None:
         report_decision(runtime, mode=mode, calls=[call], text="", in_step=False, shortcut=True)
         update = {"messages": [AIMessage(content="", tool_calls=[call])]}
-    elif mode == "json" and (selected := _selected(state)) is not None:
-        update = await fill_arguments(state, runtime, selected)
     elif mode == "json":
-        update = await decide_with_directive(state, runtime)
+        update = await _decide_with_json(state, runtime)
     else:
-        update = await _decide_with_tools(state, runtime)
+        update = await _decide_natively(state, runtime)
     return {**update, "step": state.step + 1}
+
+
+async def _decide_with_json(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
+    if (selected := _selected(state)) is not None:
+        return await fill_arguments(state, runtime, selected)
+    return await decide_with_directive(state, runtime)
+
+
+async def _decide_natively(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
+    """Native tool calls; on a server that refuses them, JSON directives from now on.
+
+    The refusal comes before any token (a 400), so the step is asked again as a directive
+    and the turn goes on (`ducklm.turn.server_found`).
+    """
+    try:
+        return await _decide_with_tools(state, runtime)
+    except openai.APIStatusError as exc:
+        if "action" not in learn_refusal(runtime.context, "action", exc):
+            raise
+    tell_tool_mode(runtime)
+    return await _decide_with_json(state, runtime)
 
 
 async def _decide_with_tools(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:

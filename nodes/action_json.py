@@ -45,6 +45,7 @@ from ducklm.turn.directive_schema import call_schema, directive_examples, direct
 from ducklm.turn.planning.text import step_brief
 from ducklm.turn.prompting.context_cut import Outcome, ask_uncut
 from ducklm.turn.prompting.messages import RoleRequest, offered_tools, role_request
+from ducklm.turn.server_found import ask_as_found
 
 if TYPE_CHECKING:
     from ducklm.graph.context import DuckContext
@@ -244,10 +245,11 @@ async def _ask(
 ) -> tuple[BaseMessage | None, str | None, Directive | str]:
     """The reply, its text and its directive, or the problem with it (text `None`: cut off)."""
     name = "action_directive" if schema["title"] == "ActionDirective" else "tool_call"
-    client = ctx.models.json_client("action", name, schema)
     limit = ctx.models.config("action").max_output_tokens
     try:
-        reply = await client.ainvoke(messages)
+        reply = await ask_as_found(
+            ctx, "action", lambda: ctx.models.json_client("action", name, schema).ainvoke(messages)
+        )
     except openai.LengthFinishReasonError:  # the openai library parses response_format replies
         return None, None, CUT_OFF.format(limit=limit)
     if reply.response_metadata.get("finish_reason") == "length":

@@ -19,6 +19,7 @@ from ducklm.graph.state import DuckState
 from ducklm.nodes.context import prepare_turn
 from ducklm.nodes.recall import recall_memories
 from ducklm.nodes.route import decide_turn_route
+from ducklm.turn.server_found import find_servers
 
 if TYPE_CHECKING:
     from ducklm.graph.context import DuckContext
@@ -30,11 +31,16 @@ PARTS = (decide_turn_route, prepare_turn, recall_memories)
 async def start_turn(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
     """Route the turn, prepare its context and recall memories, concurrently.
 
+    Before them, the model servers' capabilities (probed at the first turn only).
+
     Raises:
         Exception: The first failure of the three, as that node raised it (the others
             are cancelled), so the run's error message is the one that node gives.
         ValueError: Two of them wrote the same field (a programming error).
     """
+    # What the servers accept decides how the roles ask them (tools natively or as JSON
+    # directives): found first, so every part of the turn asks the same way.
+    await find_servers(runtime)
     try:
         async with asyncio.TaskGroup() as group:
             tasks = [group.create_task(part(state, runtime)) for part in PARTS]

@@ -229,6 +229,24 @@ class RoleView(BaseModel):
     tool_mode: ToolMode
 
 
+class FindingView(BaseModel):
+    """Whether a server accepts one thing (`ducklm.models.capabilities.Finding`)."""
+
+    works: bool | None
+    """None while unknown."""
+    how: str
+    """How DuckLM knows: what the server said of itself, or its words on refusing."""
+
+
+class CapabilitiesView(BaseModel):
+    """What DuckLM found one model server accepts, and what it seems to be."""
+
+    server: str
+    found: dict[str, FindingView]
+    """By feature: native_tools, json_schema, grammar, include_usage, props, tokenize,
+    reasoning."""
+
+
 class ServerCheck(BaseModel):
     """Whether one model server answers, and what to do if not."""
 
@@ -237,6 +255,8 @@ class ServerCheck(BaseModel):
     detail: str
     fix: str
     base_url: str
+    capabilities: CapabilitiesView | None = None
+    """What DuckLM found it accepts; None until a turn first used it."""
 
 
 class HealthChecks(BaseModel):

@@ -59,6 +59,7 @@ const EVENT_HANDLERS = {
   elicitation_requested: "onElicitation",
   mcp_sampled: "onSampled",
   memory_stored: "onMemoryStored",
+  server_capability: "onServerCapability",
   model_restarting: "onModelRestarting",
   model_restarted: "onModelRestarted",
   error: "onError",
@@ -198,6 +199,11 @@ export class Turn {
 
   onMemoryStored(event) {
     this.note("memory-note", `Remembered: ${event.text ?? ""}`);
+  }
+
+  onServerCapability(event) {
+    // Said once, when DuckLM finds the server cannot do what a role asked of it.
+    this.note("memory-note", event.message);
   }
 
   onModelRestarting(event) {

@@ -60,6 +60,9 @@ class ConsolePrinter:
     def _on_reasoning(self, item: Event) -> None:
         self._note(f"(thinking) {item['text']}")
 
+    def _on_server_capability(self, item: Event) -> None:
+        self._note(item["message"])
+
     def _on_tool_call_started(self, item: Event) -> None:
         self._note(f"-> {item['tool']}({_args(item['args'])})")
 

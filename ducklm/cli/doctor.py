@@ -17,6 +17,8 @@ import httpx
 
 from ducklm.config.settings import Settings
 from ducklm.memory import EmbeddingError, MemoryStore
+from ducklm.models.capabilities import Capabilities, changes_for, probe_server
+from ducklm.models.capability_requests import probe_requests
 from ducklm.models.context_size import ContextSizes, input_budget
 from ducklm.models.local.crash import local_crash
 from ducklm.models.local.exit_status import Ending
@@ -101,15 +103,37 @@ async def check_models(
         server, models = listed[config.base_url]
         if server.ok:
             checks.append(role_model_check(role, config.model, models))
+    # One role per reachable server (the others share its model process), the action
+    # role where it is on that server: what the server takes decides how it calls tools.
+    ordered = [*roles.values(), *([roles["action"]] if "action" in roles else [])]
+    probes = {c.base_url: c for c in ordered if listed[c.base_url][0].ok}
+    checks += await asyncio.gather(
+        *(check_capabilities(c, asking=settings is not None) for c in probes.values())
+    )
     if settings is not None:
-        # One role per reachable server: the others share its model process.
-        probes = {c.base_url: c for c in roles.values() if listed[c.base_url][0].ok}
         checks += await asyncio.gather(*(check_completion(c, settings) for c in probes.values()))
         # The thinker's window where it is on that server: its answers are the longest.
         thinker = roles.get("thinker")
         sized = [thinker if thinker and thinker.base_url == u else c for u, c in probes.items()]
         checks += await asyncio.gather(*(check_context(c, settings) for c in sized))
     return checks
+
+
+async def check_capabilities(config: RoleConfig, *, asking: bool) -> Check:
+    """What the role's server accepts (`ducklm.models.capabilities`), and what that changes.
+
+    `asking` (the doctor): also the one-token requests that find what only a completion
+    tells; without it (`ducklm models ping`), what the server says about itself.
+    """
+    name = f"capabilities of {config.base_url}"
+    found = await probe_server(config.base_url) or Capabilities(config.base_url)
+    if asking:
+        for feature, finding in (await probe_requests(config)).items():
+            found = found.with_finding(feature, finding)
+    detail = found.summary()
+    if changes_for(found, config).get("tool_mode") == "json":
+        detail += "; so the action role writes JSON directives there"
+    return Check(name, True, detail)
 
 
 CONTEXT_SOURCES = {

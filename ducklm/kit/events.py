@@ -53,6 +53,7 @@ EventType = Literal[
     "review_skipped",
     "review_deferred",
     "recall_skipped",
+    "server_capability",
     "model_restarting",
     "model_restarted",
     "error",

@@ -9,7 +9,7 @@ reads), so `ModelRoles.build` runs on a worker thread, never on the event loop.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -118,6 +118,23 @@ class ModelRoles:
     def config(self, role: RoleName) -> RoleConfig:
         """The resolved settings of `role`."""
         return self._configs[role]
+
+    def adjust(self, changes: Callable[[RoleConfig], Mapping[str, Any]]) -> list[RoleName]:
+        """Change each role's settings as `changes` says; the roles that changed.
+
+        What a role's server was found to accept (`ServerCapabilities.adjusted`): a
+        server that cannot take native tool calls gets JSON directives from then on. The
+        clients stay as they are: these settings are read at each call. Switched copies
+        (`switched`) change with them.
+        """
+        changed = []
+        for name, config in self._configs.items():
+            if update := changes(config):
+                self._configs[name] = config.model_copy(update=dict(update))
+                changed.append(name)
+        for other in self._switched.values():
+            other.adjust(changes)
+        return changed
 
     def chat(self, role: RoleName) -> ChatOpenAI:
         """The chat client of `role`."""

@@ -10,9 +10,10 @@ from pydantic import BaseModel
 
 from ducklm.models.ping import ping_model_server
 from ducklm.models.roles import ROLE_NAMES
+from ducklm.runtime.facade import DuckLM
 from ducklm.runtime.model_choice import ServerStatus
 from ducklm.server.deps import Duck
-from ducklm.server.responses import RoleView, ServerCheck
+from ducklm.server.responses import CapabilitiesView, RoleView, ServerCheck
 
 router = APIRouter(prefix="/models", tags=["models"])
 
@@ -34,8 +35,15 @@ async def ping(duck: Duck) -> list[ServerCheck]:
     urls = sorted({duck.context.models.config(role).base_url for role in ROLE_NAMES})
     checks = await asyncio.gather(*(ping_model_server(url) for url in urls))
     return [
-        ServerCheck(**asdict(check), base_url=url) for url, check in zip(urls, checks, strict=True)
+        ServerCheck(**asdict(check), base_url=url, capabilities=_found(duck, url))
+        for url, check in zip(urls, checks, strict=True)
     ]
+
+
+def _found(duck: DuckLM, url: str) -> CapabilitiesView | None:
+    """What the turns found the server accepts (no probe here: a ping stays quick)."""
+    found = duck.context.capabilities.known(url)
+    return None if found is None else CapabilitiesView.model_validate(found.as_json())
 
 
 class ModelServerView(BaseModel):

@@ -18,6 +18,7 @@ from ducklm.models.clients import schema_instructions
 from ducklm.models.roles import RoleName
 from ducklm.models.tokens import estimate_tokens, fit_head_tail
 from ducklm.turn.prompting.transcript import transcript_text
+from ducklm.turn.server_found import ask_as_found
 
 if TYPE_CHECKING:
     from ducklm.graph.context import DuckContext
@@ -52,7 +53,9 @@ async def ask_json(
     Raises:
         JSONReplyError: The reply is not JSON.
     """
-    reply = await ctx.models.json_client(role, name, schema).ainvoke(list(messages))
+    reply = await ask_as_found(
+        ctx, role, lambda: ctx.models.json_client(role, name, schema).ainvoke(list(messages))
+    )
     text = reply.text
     return text, parse_json(text)
 

@@ -1,0 +1,93 @@
+"""What the turn's model servers accept, applied to the roles, and said once.
+
+At a turn's start each role's server is probed, once per process
+(`ducklm.models.capabilities`); a request a server refuses for what it asked (native
+tools, a JSON schema) teaches the same. The roles on that server then ask only for what
+it takes (`ModelRoles.adjust`): no setting has to name the server. When that changes how
+the action role calls tools, the chat is told, once, in the server's own words.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeVar
+
+import openai
+from langgraph.runtime import Runtime
+
+from ducklm.kit.events import emit
+from ducklm.models.capabilities import Finding, refusal_of
+from ducklm.models.roles import ROLE_NAMES, RoleName
+
+if TYPE_CHECKING:
+    from ducklm.graph.context import DuckContext
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+TOOLS_AS_JSON = (
+    "The model server at {url} does not take native tool calls: {how}. DuckLM's action "
+    "role writes JSON directives there instead; tools work as before."
+)
+
+
+async def find_servers(runtime: Runtime[DuckContext]) -> None:
+    """Probe each role's server (the first time only), apply what was found, and say so."""
+    ctx = runtime.context
+    urls = sorted({ctx.models.config(role).base_url for role in ROLE_NAMES})
+    await asyncio.gather(*(ctx.capabilities.of(url) for url in urls))
+    if "action" in apply_found(ctx):
+        tell_tool_mode(runtime)
+
+
+def learn_refusal(ctx: DuckContext, role: RoleName, exc: BaseException) -> list[RoleName]:
+    """Record `exc` if it is `role`'s server refusing something DuckLM can do without.
+
+    Returns:
+        The roles whose settings changed: empty when `exc` refused nothing DuckLM can
+        ask otherwise (the caller raises it), else ask again as the roles now ask.
+    """
+    refused = refusal_of(exc)
+    if refused is None:
+        return []
+    ctx.capabilities.learn(ctx.models.config(role).base_url, *refused)
+    return apply_found(ctx)
+
+
+async def ask_as_found(ctx: DuckContext, role: RoleName, call: Callable[[], Awaitable[T]]) -> T:
+    """`call()`, and once more when `role`'s server refused what it asked for.
+
+    Asked again only when the role now asks otherwise (a JSON schema the server refuses
+    becomes `json_object` with the schema). `call` builds its request from the role's
+    settings each time it is called.
+    """
+    try:
+        return await call()
+    except openai.APIStatusError as exc:
+        if role not in learn_refusal(ctx, role, exc):
+            raise
+    return await call()
+
+
+def apply_found(ctx: DuckContext) -> list[RoleName]:
+    """Adjust the roles to what their servers accept; the roles that changed."""
+    changed = ctx.models.adjust(ctx.capabilities.adjusted)
+    for role in changed:
+        config = ctx.models.config(role)
+        asks = config.model_dump(include={"tool_mode", "structured_output"})
+        log.info("%s now asks %s as %s", role, config.base_url, asks)
+    return changed
+
+
+def tell_tool_mode(runtime: Runtime[DuckContext]) -> None:
+    """Say that the action role writes JSON directives because its server takes no tools."""
+    ctx = runtime.context
+    url = ctx.models.config("action").base_url
+    found = ctx.capabilities.known(url)
+    finding = found.of("native_tools") if found is not None else Finding()
+    message = TOOLS_AS_JSON.format(url=url, how=finding.how or "it said so")
+    log.warning("%s", message)
+    emit(runtime, "server_capability", feature="native_tools", works=finding.works,
+         how=finding.how, base_url=url, role="action", mode="json", message=message)  # fmt: skip
