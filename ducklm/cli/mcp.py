@@ -30,7 +30,9 @@ def add_mcp_commands(sub: Any) -> None:
     """Register `ducklm mcp` and its subcommands on `sub`."""
     mcp = sub.add_parser("mcp", help="the MCP servers of mcp.json and their tools")
     msub = mcp.add_subparsers(dest="mcp_command", required=True)
-    listing = msub.add_parser("list", help="servers, their state and how many tools")
+    listing = msub.add_parser(
+        "list", help="servers, their state, the MCP revision agreed and how many tools"
+    )
     listing.add_argument("--json", action="store_true", help="one JSON object per line")
     listing.set_defaults(standalone_fn=cmd_mcp_list)
     tools = msub.add_parser("tools", help="every tool as the model sees it")
@@ -60,6 +62,7 @@ async def cmd_mcp_list(settings: Settings, args: argparse.Namespace) -> int:
                 "trust": spec.trust,
                 "state": server.state if server is not None else "disabled",
                 "tools": len(server.tools) if server is not None else 0,
+                "revision": server.revision if server is not None else None,
                 "error": server.error if server is not None else None,
             }
             if args.json:
@@ -101,7 +104,8 @@ async def cmd_mcp_check(settings: Settings, args: argparse.Namespace) -> int:
                 print(f"[FAIL] {server.spec.name}: {server.error}")
             else:
                 names = ", ".join(t.name for t in server.tools) or "no tools"
-                print(f"[ok  ] {server.spec.name}: {len(server.tools)} tools ({names})")
+                line = f"{server.spec.name}: MCP {server.revision}, {len(server.tools)} tools"
+                print(f"[ok  ] {line} ({names})")
         if not servers.servers:
             print(NO_SERVERS.format(path=settings.mcp_config_path))
         return 1 if any(s.session is None for s in servers.servers) else 0
@@ -124,4 +128,5 @@ async def started_servers(settings: Settings) -> McpServers:
 
 def _row(row: dict[str, Any]) -> str:
     line = f"{row['name']:<16} {row['transport']:<6} {row['trust']:<10} {row['state']:<9}"
-    return f"{line} {row['tools']:>3} tools" + (f"  ({row['error']})" if row["error"] else "")
+    line += f" {row['revision'] or '-':<10} {row['tools']:>3} tools"
+    return line + (f"  ({row['error']})" if row["error"] else "")

@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import sys
 
-import httpx
+import httpx2
 
 from ducklm.cli.remote_client import connect
 from ducklm.config.settings import Settings
@@ -46,16 +46,16 @@ async def _relay(url: str, token: str) -> None:
     # trust_env off: the bearer token goes to DuckLM's server, never to a configured proxy.
     # Built on a worker thread: creating the client reads the system's SSL files.
     client = await asyncio.to_thread(
-        httpx.AsyncClient,
+        httpx2.AsyncClient,
         headers={"Authorization": f"Bearer {token}"},
-        timeout=httpx.Timeout(30.0, read=RELAY_READ_TIMEOUT_S),
+        timeout=httpx2.Timeout(30.0, read=RELAY_READ_TIMEOUT_S),
         trust_env=False,
         follow_redirects=True,
     )
     async with (
         client,
         stdio_server() as (read, write),
-        streamable_http_client(url, http_client=client) as (server_read, server_write, _),
+        streamable_http_client(url, http_client=client) as (server_read, server_write),
     ):
         await bridge((read, write), (server_read, server_write))
 

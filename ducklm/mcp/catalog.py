@@ -1,6 +1,7 @@
 """A server's prompts, resources and resource templates: listed once per session.
 
-They are listed again after `list_changed`. The person's completion list asks for them
+They are listed again after `list_changed` (2025-11-25), or once the list's TTL ran out
+(2026-07-28: `session.py:DuckSession.fresh_until`). The person's completion list asks for them
 at each `/` or `@` typed; listing again each time would be a round trip per keystroke. A
 list is kept with the session it came from and the count of that session's
 `list_changed` notices (`session.py:DuckSession.changes`), so a restarted server or a
@@ -10,6 +11,7 @@ changed list is read afresh.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from weakref import WeakKeyDictionary
@@ -17,7 +19,7 @@ from weakref import WeakKeyDictionary
 from ducklm.mcp.errors import TypedInputError
 
 if TYPE_CHECKING:
-    from mcp import ClientSession
+    from mcp import ClientSession, types
 
     from ducklm.mcp.server import McpServer
     from ducklm.mcp.servers import McpServers
@@ -43,22 +45,30 @@ def running_session(server: McpServer) -> ClientSession:
     return session
 
 
+def page(cursor: str | None) -> types.PaginatedRequestParams | None:
+    """The parameters of a list request for the page at `cursor` (`None`: the first)."""
+    from mcp import types  # noqa: PLC0415  loaded with the session
+
+    return None if cursor is None else types.PaginatedRequestParams(cursor=cursor)
+
+
 def offers(session: ClientSession, kind: Kind) -> bool:
     """Whether the server announced the capability `kind` when it started."""
-    capabilities = session.get_server_capabilities()
+    capabilities = session.server_capabilities
     return capabilities is not None and getattr(capabilities, kind, None) is not None
 
 
 async def listed(
     server: McpServer, kind: Kind, fetch: Callable[[ClientSession], Awaitable[list[T]]]
 ) -> list[T]:
-    """The server's list of `kind`, from the cache while its session and count hold."""
+    """The server's list of `kind`, from the cache while its session, count and TTL hold."""
     session = running_session(server)
     if not offers(session, kind):
         return []
     count = getattr(session, "changes", {}).get(kind, 0)
+    fresh = getattr(session, "fresh_until", {}).get(kind, math.inf)
     kept = _lists.setdefault(session, {}).get(kind)
-    if kept is not None and kept[0] == count:
+    if kept is not None and kept[0] == count and asyncio.get_running_loop().time() < fresh:
         return list(kept[1])
     found = await guarded(server, f"list its {kind}", fetch(session))
     _lists[session][kind] = (count, found)
@@ -99,16 +109,16 @@ async def list_templates(session: ClientSession) -> list[Any]:
     A server with resources need not answer it (the method is optional): its error is
     no templates, not a failed list.
     """
-    from mcp.shared.exceptions import McpError  # noqa: PLC0415  loaded with the session
+    from mcp import MCPError  # noqa: PLC0415  loaded with the session
 
     found: list[Any] = []
     cursor: str | None = None
     while True:
         try:
-            page = await session.list_resource_templates(cursor=cursor)
-        except McpError:
+            got = await session.list_resource_templates(params=page(cursor))
+        except MCPError:
             return found
-        found.extend(page.resourceTemplates)
-        cursor = page.nextCursor
+        found.extend(got.resource_templates)
+        cursor = got.next_cursor
         if not cursor:
             return found

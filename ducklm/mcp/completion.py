@@ -32,7 +32,7 @@ async def complete_prompt_argument(
     from mcp import types  # noqa: PLC0415  loaded with the session
 
     session = running_session(server)
-    capabilities = session.get_server_capabilities()
+    capabilities = session.server_capabilities
     if capabilities is None or capabilities.completions is None:
         return [], False
     reference = types.PromptReference(type="ref/prompt", name=prompt)
@@ -42,4 +42,4 @@ async def complete_prompt_argument(
     except TypedInputError:
         return [], False
     completion = result.completion
-    return completion.values[:MAX_VALUES], bool(completion.hasMore)
+    return completion.values[:MAX_VALUES], bool(completion.has_more)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ducklm.mcp.errors import NEEDS_LOGIN
-from ducklm.mcp.oauth.loopback import REFUSED, AuthorizationRefused
+from ducklm.mcp.oauth.loopback import REFUSED, AuthorizationRefused, Redirected
 from ducklm.mcp.oauth.person import SignIn
 from ducklm.mcp.server import McpServer
 
@@ -68,7 +68,7 @@ class RelayedCallback:
     def __init__(self, redirect_uri: str) -> None:
         self._uri = redirect_uri
         self.state: str | None = None
-        self._result: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
+        self._result: asyncio.Future[Redirected] = asyncio.get_running_loop().create_future()
         # A refusal nobody waits for any more (the sign-in ended) is not an error to log.
         self._result.add_done_callback(lambda f: f.cancelled() or f.exception())
 
@@ -81,14 +81,14 @@ class RelayedCallback:
         """Remember the `state` the authorization URL carries."""
         self.state = state
 
-    async def wait(self, timeout_s: float) -> tuple[str, str]:
-        """The code and state `deliver` was given (`TimeoutError` after `timeout_s`)."""
+    async def wait(self, timeout_s: float) -> Redirected:
+        """The code, state and issuer `deliver` was given (`TimeoutError` after `timeout_s`)."""
         return await asyncio.wait_for(asyncio.shield(self._result), timeout=timeout_s)
 
-    def deliver(self, code: str) -> None:
-        """The redirect brought `code` with the awaited state."""
+    def deliver(self, code: str, iss: str | None = None) -> None:
+        """The redirect brought `code` (and `iss`, when it named one) with the awaited state."""
         if not self._result.done() and self.state is not None:
-            self._result.set_result((code, self.state))
+            self._result.set_result((code, self.state, iss))
 
     def refuse(self, why: str) -> None:
         """The redirect brought an error: the sign-in ends with `why`."""
@@ -149,15 +149,18 @@ class Connections:
             raise ConnectFailed(NOT_CONNECTED.format(name=name, why=why))
         return None
 
-    async def finish(self, state: str, code: str, error: str) -> Outcome:
-        """Take the redirect of the sign-in that sent `state`, once; how it ended."""
+    async def finish(self, state: str, code: str, error: str, iss: str | None = None) -> Outcome:
+        """Take the redirect of the sign-in that sent `state`, once; how it ended.
+
+        `iss` is the issuer the redirect named (RFC 9207), which the SDK checks.
+        """
         pending = self._take(state)
         if pending is None:
             return Outcome("unknown", UNKNOWN_STATE)
         if error:
             pending.callback.refuse(error)
         elif code:
-            pending.callback.deliver(code)
+            pending.callback.deliver(code, iss)
         else:
             pending.callback.refuse(NO_CODE)
         name = pending.server.spec.name

@@ -56,10 +56,10 @@ def render_result(result: Any, media_dir: Path) -> Rendered:
         text, part = _block(block, media_dir)
         texts.append(text)
         parts.append(part)
-    structured = result.structuredContent
+    structured = result.structured_content
     if structured is not None and not _repeats(structured, texts):
         texts.append(STRUCTURED.format(json=json.dumps(structured, ensure_ascii=False, indent=1)))
-    return Rendered(SEPARATOR.join(texts) or EMPTY, parts, structured, bool(result.isError))
+    return Rendered(SEPARATOR.join(texts) or EMPTY, parts, structured, bool(result.is_error))
 
 
 def _block(block: Any, media_dir: Path) -> tuple[str, dict[str, Any]]:
@@ -67,7 +67,7 @@ def _block(block: Any, media_dir: Path) -> tuple[str, dict[str, Any]]:
     if kind == "text":
         return block.text, {"type": "text", "text": block.text}
     if kind in ("image", "audio"):
-        return _media(kind, block.mimeType, block.data, media_dir)
+        return _media(kind, block.mime_type, block.data, media_dir)
     if kind == "resource_link":
         return _link(block)
     if kind == "resource":
@@ -91,15 +91,15 @@ def _link(block: Any) -> tuple[str, dict[str, Any]]:
     text = LINK.format(
         uri=uri,
         name=f", {block.name}" if block.name else "",
-        mime=f", {block.mimeType}" if block.mimeType else "",
+        mime=f", {block.mime_type}" if block.mime_type else "",
         description=f": {block.description}" if block.description else "",
     )
-    part = {"type": "resource_link", "uri": uri, "name": block.name, "mime_type": block.mimeType}
+    part = {"type": "resource_link", "uri": uri, "name": block.name, "mime_type": block.mime_type}
     return text, part
 
 
 def _resource(resource: Any, media_dir: Path) -> tuple[str, dict[str, Any]]:
-    uri, mime = str(resource.uri), resource.mimeType or ""
+    uri, mime = str(resource.uri), resource.mime_type or ""
     if getattr(resource, "text", None) is not None:
         text = RESOURCE_TEXT.format(uri=uri, mime=f", {mime}" if mime else "", text=resource.text)
         return text, {"type": "resource", "uri": uri, "mime_type": mime, "text": resource.text}

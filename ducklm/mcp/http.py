@@ -5,6 +5,9 @@ who may sign in (`person`, `ducklm mcp login`) gets a loopback listener for the
 redirect (the web chat's Connect brings a `SignIn` with its own), open as long as the
 session, since a call may need more scopes later (step-up); in a turn nobody is there,
 and the server's 401 reads as "run `ducklm mcp login NAME`" (`errors.authorization_words`).
+The SDK's transport turns an HTTP error into a JSON-RPC error without its status, so
+the client's response hook keeps the last 401 or 403 (`Refusals`) and a session that
+ends on one is ended with `RefusedByServer`, whose `response` carries the status.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx2
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -50,8 +54,38 @@ async def open_http(
         # Every request, its OAuth discovery and redirects too, goes where the person
         # pointed: never to a host the server alone names (`oauth/reach.py`).
         client.event_hooks["request"].append(ReachGuard(spec))
+        refusals = Refusals()
+        client.event_hooks["response"].append(refusals.hear)
         await stack.enter_async_context(client)
-        read, write, _ = await stack.enter_async_context(
+        read, write = await stack.enter_async_context(
             streamable_http_client(spec.url or "", http_client=client)
         )
-        yield read, write
+        try:
+            yield read, write
+        except Exception as exc:
+            if refusals.response is None:
+                raise
+            raise RefusedByServer(refusals.response) from exc
+
+
+class RefusedByServer(Exception):
+    """The server refused DuckLM's credentials (HTTP 401 or 403) and the session ended."""
+
+    def __init__(self, response: httpx2.Response) -> None:
+        super().__init__(f"HTTP {response.status_code} from the server")
+        self.response = response
+        """Read by `errors.refused_status`, as an httpx status error's is."""
+
+
+class Refusals:
+    """The last 401 or 403 the server answered (a success forgets it)."""
+
+    def __init__(self) -> None:
+        self.response: httpx2.Response | None = None
+
+    async def hear(self, response: httpx2.Response) -> None:
+        """The client's response hook."""
+        if response.status_code in (401, 403):
+            self.response = response
+        elif response.is_success:
+            self.response = None

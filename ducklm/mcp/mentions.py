@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ducklm.mcp.catalog import guarded, list_templates, listed, running_session
+from ducklm.mcp.catalog import guarded, list_templates, listed, page, running_session
 from ducklm.mcp.content import render_result
 from ducklm.mcp.resources import READ, READ_ONLY
 from ducklm.tools.mcp_info import McpToolInfo, model_name
@@ -101,12 +101,12 @@ async def _fetch(session: ClientSession) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     cursor: str | None = None
     while True:
-        page = await session.list_resources(cursor=cursor)
-        found.extend(_entry(str(r.uri), r, template=False) for r in page.resources)
-        cursor = page.nextCursor
+        got = await session.list_resources(params=page(cursor))
+        found.extend(_entry(str(r.uri), r, template=False) for r in got.resources)
+        cursor = got.next_cursor
         if not cursor:
             break
-    return found + [_entry(t.uriTemplate, t, template=True) for t in await list_templates(session)]
+    return found + [_entry(t.uri_template, t, template=True) for t in await list_templates(session)]
 
 
 def _entry(uri: str, item: Any, *, template: bool) -> dict[str, Any]:
@@ -114,7 +114,7 @@ def _entry(uri: str, item: Any, *, template: bool) -> dict[str, Any]:
         "uri": uri,
         "name": item.name,
         "description": item.description or "",
-        "mime_type": item.mimeType or "",
+        "mime_type": item.mime_type or "",
         "template": template,
     }
 
@@ -125,12 +125,8 @@ async def attach(server: McpServer, mention: Mention) -> Attachment:
     Raises:
         TypedInputError: The server is not running or could not read it (its words).
     """
-    from pydantic import AnyUrl  # noqa: PLC0415
-
     session = running_session(server)
-    result = await guarded(
-        server, f"read {mention.uri}", session.read_resource(AnyUrl(mention.uri))
-    )
+    result = await guarded(server, f"read {mention.uri}", session.read_resource(mention.uri))
     rendered = await asyncio.to_thread(_render, result.contents, server)
     info = McpToolInfo(
         server=server.spec.name,

@@ -14,7 +14,7 @@ import asyncio
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ducklm.mcp.catalog import guarded, listed, running_session
+from ducklm.mcp.catalog import guarded, listed, page, running_session
 from ducklm.mcp.content import render_result
 from ducklm.mcp.errors import TypedInputError
 
@@ -79,9 +79,9 @@ async def _fetch(server: str, session: ClientSession) -> list[PromptInfo]:
     found: list[PromptInfo] = []
     cursor: str | None = None
     while True:
-        page = await session.list_prompts(cursor=cursor)
-        found.extend(_info(server, p) for p in page.prompts)
-        cursor = page.nextCursor
+        got = await session.list_prompts(params=page(cursor))
+        found.extend(_info(server, p) for p in got.prompts)
+        cursor = got.next_cursor
         if not cursor:
             return found
 

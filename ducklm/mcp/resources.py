@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_core.tools import BaseTool, StructuredTool
 
-from ducklm.mcp.catalog import guarded, list_templates
+from ducklm.mcp.catalog import guarded, list_templates, page
 from ducklm.mcp.content import render_result
 from ducklm.tools.errors import ToolError
 from ducklm.tools.mcp_info import METADATA_KEY, McpToolInfo, model_name
@@ -49,7 +49,7 @@ READ_SCHEMA = {
 
 def resource_tools(server: McpServer, session: ClientSession) -> list[BaseTool]:
     """The two resource tools of `server`, or none when it offers no resources."""
-    capabilities = session.get_server_capabilities()
+    capabilities = session.server_capabilities
     if capabilities is None or capabilities.resources is None:
         return []
     name = server.spec.name
@@ -104,18 +104,18 @@ async def _list(server: McpServer) -> str:
     session = _session(server)
     lines, cursor = [], None
     while True:
-        page = await session.list_resources(cursor=cursor)
-        for item in page.resources:
-            about, words = _about(item.mimeType, item.description)
+        got = await session.list_resources(params=page(cursor))
+        for item in got.resources:
+            about, words = _about(item.mime_type, item.description)
             lines.append(f"- {item.uri} {item.name}{about}{words}")
-        cursor = page.nextCursor
+        cursor = got.next_cursor
         if not cursor:
             break
     for template in await list_templates(session):
-        about, words = _about(template.mimeType, template.description)
+        about, words = _about(template.mime_type, template.description)
         lines.append(
             TEMPLATE_LINE.format(
-                uri=template.uriTemplate, name=template.name, about=about, words=words
+                uri=template.uri_template, name=template.name, about=about, words=words
             )
         )
     return "\n".join(lines) or NO_RESOURCES.format(name=server.spec.name)
@@ -127,9 +127,8 @@ def _about(mime_type: str | None, description: str | None) -> tuple[str, str]:
 
 async def _read(server: McpServer, uri: str) -> tuple[str, dict[str, Any]]:
     from mcp import types  # noqa: PLC0415  loaded with the session
-    from pydantic import AnyUrl  # noqa: PLC0415
 
-    result = await _session(server).read_resource(AnyUrl(uri))
+    result = await _session(server).read_resource(uri)
     blocks = [types.EmbeddedResource(type="resource", resource=c) for c in result.contents]
     as_result = types.CallToolResult(content=list(blocks))
     rendered = await asyncio.to_thread(render_result, as_result, server.media_dir)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 from langchain_core.tools import BaseTool
 
 from ducklm.mcp.asks import CallAsks
+from ducklm.mcp.catalog import page
 from ducklm.mcp.config import ServerSpec
 from ducklm.mcp.errors import authorization_words, failure_words
 from ducklm.mcp.media import media_folder
@@ -38,8 +39,6 @@ from ducklm.mcp.tools import adapt_tool
 from ducklm.stores.private import create_private_file
 
 if TYPE_CHECKING:
-    from mcp import ClientSession
-
     from ducklm.mcp.oauth.person import Show, SignIn
     from ducklm.mcp.session import DuckSession
 
@@ -82,7 +81,7 @@ class McpServer:
         self._timeout_s = spec.timeout_s or timeout_s
         self._pause_s = FIRST_PAUSE_S
         self._retry_at = 0.0
-        self._session: ClientSession | None = None
+        self._session: DuckSession | None = None
         self._holder: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
         self._refreshing: set[asyncio.Task[None]] = set()
@@ -106,9 +105,15 @@ class McpServer:
         return max(0.0, self._retry_at - asyncio.get_running_loop().time())
 
     @property
-    def session(self) -> ClientSession | None:
+    def session(self) -> DuckSession | None:
         """The open session, while the server runs."""
         return self._session if self.state == "running" else None
+
+    @property
+    def revision(self) -> str | None:
+        """The MCP revision agreed with the server (`2026-07-28`, `2025-11-25`...), running."""
+        session = self.session
+        return session.protocol_version if session is not None else None
 
     async def ensure(self) -> None:
         """Running after this, or `failed`/`crashed` with `error` set; a dead one restarts."""
@@ -209,7 +214,7 @@ class McpServer:
     async def _hold(self, ready: asyncio.Future[None]) -> None:
         try:
             async with self._open() as session:
-                await session.initialize()
+                await session.negotiate()
                 self.tools = await self._list_tools(session)
                 self._session, self.state, self.error = session, "running", None
                 ready.set_result(None)
@@ -224,12 +229,12 @@ class McpServer:
         finally:
             self._session = None
 
-    async def _list_tools(self, session: ClientSession) -> list[BaseTool]:
+    async def _list_tools(self, session: DuckSession) -> list[BaseTool]:
         found, cursor = [], None
         while True:
-            page = await session.list_tools(cursor=cursor)
-            found.extend(page.tools)
-            cursor = page.nextCursor
+            got = await session.list_tools(params=page(cursor))
+            found.extend(got.tools)
+            cursor = got.next_cursor
             if not cursor:
                 own = [adapt_tool(self, t) for t in found]
                 names = {t.name for t in own}  # a server's own tool of that name wins
@@ -274,7 +279,7 @@ class McpServer:
         return why.startswith(f"MCP server {self.spec.name!r}")
 
     @contextlib.asynccontextmanager
-    async def _open(self) -> AsyncIterator[ClientSession]:
+    async def _open(self) -> AsyncIterator[DuckSession]:
         # Loaded by `_start` already (off the loop); named here for the types.
         from mcp import StdioServerParameters  # noqa: PLC0415
         from mcp.client.stdio import stdio_client  # noqa: PLC0415

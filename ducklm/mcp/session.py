@@ -1,28 +1,34 @@
-"""DuckLM's side of an MCP session: who it says it is, its roots, cancelling, questions.
+"""DuckLM's side of an MCP session: who it says it is, its roots, the server's questions.
 
 Imported only when a server starts (it needs the `mcp` SDK, about 1 s of imports).
-The SDK's `ClientSession` introduces itself as `mcp`, offers no roots, and when a
-request is given up on (a timeout, Stop, a cancelled task) it forgets it without telling
-the server, which keeps working; `DuckSession` fixes the three. It also takes the
-server's questions during a call (`elicitation/create` in form and URL mode,
-`sampling/createMessage`) to the call's `CallAsks` (`asks.py`); given the callbacks, the
-SDK (1.30) advertises `elicitation: {form, url}` and `sampling`. It counts the
-server's `list_changed` notices for prompts and resources (`changes`).
+The SDK's `ClientSession` introduces itself as `mcp` and offers no roots; `DuckSession`
+fixes both. (A request DuckLM gives up on, by a timeout, Stop or a cancelled task, is
+told to the server by the SDK itself: its dispatcher sends `notifications/cancelled`,
+shielded, on every abandon.) It takes the server's questions to the call's `CallAsks`
+(`asks.py`): at 2025-11-25 as requests during the call (`elicitation/create` in form
+and URL mode, `sampling/createMessage`), at 2026-07-28 as the `input_requests` of an
+`input_required` result (`answer_input`, driven by `tools.py`). Given the callbacks,
+the SDK advertises `elicitation: {form, url}` and `sampling`. It counts the server's
+`list_changed` notices for prompts and resources (`changes`); at 2026-07-28, where those
+notices need a subscription DuckLM does not hold, a list is kept as long as the server's
+`ttlMs` says (`fresh_until`, 0 by default: read again each time).
 """
 
 from __future__ import annotations
 
-import contextlib
+import asyncio
 import importlib.metadata
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-import anyio
 from mcp import ClientSession, types
-from mcp.shared.context import RequestContext
-from mcp.shared.session import RequestResponder
+from mcp.client._probe import negotiate_auto
+from mcp.client.session import ClientRequestContext
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import FileUrl
 
 from ducklm.mcp.asks import (
     MANY_CALLS,
@@ -34,10 +40,8 @@ from ducklm.mcp.asks import (
 )
 
 log = logging.getLogger(__name__)
-A = TypeVar("A")
 R = TypeVar("R")
-
-CANCELLED_REASON = "DuckLM stopped waiting (timeout or cancel)"
+L = TypeVar("L")
 
 
 def _client_info() -> types.Implementation:
@@ -59,7 +63,7 @@ CLIENT_INFO = _client_info()
 
 
 class DuckSession(ClientSession):
-    """A `ClientSession` that tells the server when DuckLM gives up on a request."""
+    """A `ClientSession` with DuckLM's name and root, whose questions go to the call."""
 
     def __init__(
         self,
@@ -76,6 +80,8 @@ class DuckSession(ClientSession):
         self.changes = {"prompts": 0, "resources": 0}
         """How often the server said its prompts or resources changed (`list_changed`):
         the lists cached by `prompts.py` and `mentions.py` are read again when it moves."""
+        self.fresh_until = {"prompts": math.inf, "resources": math.inf}
+        """Until when (the loop's clock) a list read last may be kept (2026-07-28's TTL)."""
         super().__init__(
             read,
             write,
@@ -86,96 +92,118 @@ class DuckSession(ClientSession):
             sampling_callback=self._sample,
         )
 
-    async def send_request(self, request: Any, result_type: Any, *args: Any, **kwargs: Any) -> Any:
-        """The SDK's request, plus `notifications/cancelled` when it is given up on."""
-        # The SDK numbers requests with this counter and reads it before its first await,
-        # so this is the id the request goes out with.
-        request_id = self._request_id
-        try:
-            return await super().send_request(request, result_type, *args, **kwargs)
-        except BaseException as exc:
-            if _given_up(exc):
-                await self._cancel(request_id)
-            raise
+    async def negotiate(self) -> None:
+        """Agree on a revision: 2026-07-28 by `server/discover`, else the 2025-11-25 handshake.
 
-    async def _cancel(self, request_id: int) -> None:
-        note = types.CancelledNotification(
-            params=types.CancelledNotificationParams(requestId=request_id, reason=CANCELLED_REASON)
-        )
-        # Shielded: the caller's scope is already cancelled, and the notice must still go.
-        with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
-            with anyio.fail_after(5):
-                await self.send_notification(types.ClientNotification(note))
+        The SDK's `auto` policy: anything that is not positive evidence of a 2026-07-28
+        server (an error, no shared revision) falls back to `initialize`; a transport
+        failure is raised as it is.
+        """
+        await negotiate_auto(self)
 
-    async def _list_roots(
-        self, context: RequestContext[ClientSession, Any]
-    ) -> types.ListRootsResult:
+    async def list_prompts(
+        self, *, params: types.PaginatedRequestParams | None = None
+    ) -> types.ListPromptsResult:
+        """`prompts/list`, its TTL noted (`fresh_until`)."""
+        return self._kept("prompts", await super().list_prompts(params=params))
+
+    async def list_resources(
+        self, *, params: types.PaginatedRequestParams | None = None
+    ) -> types.ListResourcesResult:
+        """`resources/list`, its TTL noted (`fresh_until`)."""
+        return self._kept("resources", await super().list_resources(params=params))
+
+    def _kept(self, kind: str, result: L) -> L:
+        if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            ttl_s = (getattr(result, "ttl_ms", 0) or 0) / 1000
+            self.fresh_until[kind] = asyncio.get_running_loop().time() + ttl_s
+        return result
+
+    async def answer_input(
+        self, asks: CallAsks | None, request: types.InputRequest
+    ) -> types.InputResponse:
+        """The answer to one of an `input_required` result's requests (2026-07-28).
+
+        The roots need nobody; a question needs the call's `asks`.
+
+        Raises:
+            QuestionPending: No answer in hand fits: the turn is to stop and ask.
+            Refused: DuckLM will not answer it (a declined sampling, a bad link, no call
+                that takes questions).
+        """
+        if isinstance(request, types.ListRootsRequest):
+            return self._roots()
+        if asks is None:
+            raise Refused(NO_CALL)
+        if isinstance(request, types.ElicitRequest):
+            return await self._elicited(asks, request.params)
+        return await self._sampled(asks, request.params)
+
+    async def _list_roots(self, context: ClientRequestContext) -> types.ListRootsResult:
         del context
-        root = types.Root(uri=self._root_uri, name="workspace")  # type: ignore[arg-type]
+        return self._roots()
+
+    def _roots(self) -> types.ListRootsResult:
+        root = types.Root(uri=FileUrl(self._root_uri), name="workspace")
         return types.ListRootsResult(roots=[root])
 
     async def _elicit(
-        self, context: RequestContext[ClientSession, Any], params: types.ElicitRequestParams
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult | types.ErrorData:
         del context
-        if isinstance(params, types.ElicitRequestURLParams):
-            message, url = params.message, params.url
-            return await self._ask(
-                lambda asks: asks.elicit_url(message, url), types.ElicitResult.model_validate
-            )
-        return await self._ask(
-            lambda asks: asks.elicit(params.message, dict(params.requestedSchema)),
-            types.ElicitResult.model_validate,
-        )
+        return await self._ask(lambda asks: self._elicited(asks, params))
 
     async def _sample(
-        self, context: RequestContext[ClientSession, Any], params: types.CreateMessageRequestParams
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
     ) -> types.CreateMessageResult | types.ErrorData:
         del context
+        return await self._ask(lambda asks: self._sampled(asks, params))
+
+    @staticmethod
+    async def _elicited(asks: CallAsks, params: types.ElicitRequestParams) -> types.ElicitResult:
+        if isinstance(params, types.ElicitRequestURLParams):
+            answer = await asks.elicit_url(params.message, params.url)
+        else:
+            answer = await asks.elicit(params.message, dict(params.requested_schema))
+        return types.ElicitResult.model_validate(answer)
+
+    @staticmethod
+    async def _sampled(
+        asks: CallAsks, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult:
         ask = SamplingAsk(
             messages=[{"role": m.role, "text": _words(m.content)} for m in params.messages],
-            system_prompt=params.systemPrompt,
-            max_tokens=params.maxTokens,
+            system_prompt=params.system_prompt,
+            max_tokens=params.max_tokens,
         )
-        return await self._ask(
-            lambda asks: asks.sample(ask),
-            lambda sampled: types.CreateMessageResult(
-                role="assistant",
-                content=types.TextContent(type="text", text=sampled.text),
-                model=sampled.model,
-                stopReason="endTurn",
-            ),
+        sampled = await asks.sample(ask)
+        return types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(type="text", text=sampled.text),
+            model=sampled.model,
+            stop_reason="endTurn",
         )
 
-    async def _ask(
-        self, ask: Callable[[CallAsks], Awaitable[A]], result: Callable[[A], R]
-    ) -> R | types.ErrorData:
+    async def _ask(self, answer: Callable[[CallAsks], Awaitable[R]]) -> R | types.ErrorData:
         """The server's question put to the call it belongs to, or an error for the server."""
         asking = self._asking()
         if len(asking) != 1:  # the request carries no id of the call it belongs to
             return _error(NO_CALL if not asking else MANY_CALLS)
         (asks,) = asking
         try:
-            return result(await ask(asks))
+            return await answer(asks)
         except QuestionPending as exc:
             await asks.wait_released()  # the server hears the cancel before this error
             return _error(str(exc))
         except Refused as exc:
             return _error(str(exc))
 
-    async def _handle_message(
-        self,
-        message: RequestResponder[types.ServerRequest, types.ClientResult]
-        | types.ServerNotification
-        | Exception,
-    ) -> None:
-        if not isinstance(message, types.ServerNotification):
-            return
-        if isinstance(message.root, types.ToolListChangedNotification):
+    async def _handle_message(self, message: types.ServerNotification | Exception) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
             await self._on_tools_changed()
-        elif isinstance(message.root, types.PromptListChangedNotification):
+        elif isinstance(message, types.PromptListChangedNotification):
             self.changes["prompts"] += 1
-        elif isinstance(message.root, types.ResourceListChangedNotification):
+        elif isinstance(message, types.ResourceListChangedNotification):
             self.changes["resources"] += 1
 
 
@@ -190,8 +218,3 @@ def _words(content: Any) -> str:
         b.text if isinstance(b, types.TextContent) else f"[{getattr(b, 'type', 'content')}]"
         for b in blocks
     )
-
-
-def _given_up(exc: BaseException) -> bool:
-    """Whether `exc` means DuckLM stopped waiting, not that the server answered."""
-    return isinstance(exc, TimeoutError | anyio.get_cancelled_exc_class())

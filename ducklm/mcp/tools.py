@@ -6,7 +6,8 @@ idle deadline back, never past the total one; `tools/mcp_info.py:progress_listen
 hears it), `notifications/cancelled` when DuckLM gives up (`session.py`), the result
 rendered by `content.py` (its blocks in the artifact, which `tool_call_finished`
 carries as `mcp_content`), the server's questions to the call's `CallAsks` (`asks.py`;
-a question no answer in hand fits stops the call with `NeedsPerson`; a -32042 error's
+a question no answer in hand fits stops the call with `NeedsPerson`; at 2026-07-28 the
+questions come as `input_required` rounds, `rounds.py`; a -32042 error's
 links are asked as URL-mode questions, and the call made once more), a JSON-RPC error
 as a tool error (the server stays up), a
 broken session as a crash, a cap on huge results, and the facts the policy reads
@@ -29,9 +30,10 @@ from ducklm.tools.errors import ToolError
 from ducklm.tools.mcp_info import METADATA_KEY, McpToolInfo, model_name, progress_listener
 
 if TYPE_CHECKING:
-    from mcp import ClientSession, types
+    from mcp import types
 
     from ducklm.mcp.server import McpServer
+    from ducklm.mcp.session import DuckSession
 
 # The audit log keeps a tool's whole output; a server answering megabytes would fill it.
 # The state keeps far less (`DUCK_MAX_TOOL_OUTPUT_CHARS`, cut by the tool step).
@@ -49,7 +51,9 @@ LINK_NOT_OPENED = "the MCP server needs the person to open a link first, and the
 def adapt_tool(server: McpServer, tool: types.Tool) -> BaseTool:
     """The MCP `tool` of `server` under DuckLM's name, rules and metadata."""
     spec = server.spec
-    hints = tool.annotations.model_dump(exclude_none=True) if tool.annotations else {}
+    hints = (
+        tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else {}
+    )
     info = McpToolInfo(
         server=spec.name,
         tool=tool.name,
@@ -65,7 +69,7 @@ def adapt_tool(server: McpServer, tool: types.Tool) -> BaseTool:
     return StructuredTool(
         name=info.name,
         description=tool.description or f"{tool.name} (MCP server {spec.name})",
-        args_schema=model_schema(tool.inputSchema),
+        args_schema=model_schema(tool.input_schema),
         coroutine=call,
         response_format="content_and_artifact",
         metadata={METADATA_KEY: info},
@@ -73,17 +77,18 @@ def adapt_tool(server: McpServer, tool: types.Tool) -> BaseTool:
 
 
 def model_schema(schema: dict[str, Any] | None) -> dict[str, Any]:
-    """A tool's input schema as the model is offered it: without the `$schema` URI.
+    """A tool's input schema as the model is offered it: as the server wrote it.
 
-    The meta-schema's address tells a model nothing and costs about 35 prompt tokens a
-    tool, a seventh of an average npm server's tool under `DUCK_MCP_TOOL_TOKENS`.
+    JSON Schema 2020-12 is the spec's dialect, and its keywords stay (`$schema`, `$defs`,
+    `$ref`, `additionalProperties`, the compositions): a model given less is told less
+    than the server said (SEP-1613). A `$ref` is never fetched. A tool without one takes
+    an object of no properties.
     """
-    kept = {key: value for key, value in (schema or {}).items() if key != "$schema"}
-    return kept or {"type": "object", "properties": {}}
+    return dict(schema) if schema else {"type": "object", "properties": {}}
 
 
 async def _call(server: McpServer, info: McpToolInfo, args: dict[str, Any]) -> tuple[str, Any]:
-    from mcp.shared.exceptions import McpError  # noqa: PLC0415  loaded with the session
+    from mcp import MCPError  # noqa: PLC0415  loaded with the session
     from mcp.types import CONNECTION_CLOSED  # noqa: PLC0415
 
     session = server.session
@@ -91,7 +96,7 @@ async def _call(server: McpServer, info: McpToolInfo, args: dict[str, Any]) -> t
         raise ToolError(NOT_RUNNING.format(why=server.error or f"{info.server} is not running"))
     try:
         result = await _within_deadlines(session, server, info, args)
-    except McpError as exc:
+    except MCPError as exc:
         if exc.error.code == CONNECTION_CLOSED:  # the SDK's word for a server that died
             why = await server.mark_crashed(failure_words(exc))
             raise ToolError(DIED_IN_CALL.format(why=why)) from None
@@ -110,9 +115,11 @@ async def _call(server: McpServer, info: McpToolInfo, args: dict[str, Any]) -> t
 
 
 async def _within_deadlines(
-    session: ClientSession, server: McpServer, info: McpToolInfo, args: dict[str, Any]
+    session: DuckSession, server: McpServer, info: McpToolInfo, args: dict[str, Any]
 ) -> types.CallToolResult:
     """`tools/call`, given up (and cancelled) past the idle or the total deadline."""
+    from ducklm.mcp.rounds import call_in_rounds  # noqa: PLC0415  loaded with the session
+
     whole, idle = server.timeout_s, server.idle_timeout_s
     loop = asyncio.get_running_loop()
     deadline = loop.time() + whole
@@ -125,10 +132,11 @@ async def _within_deadlines(
                 if listener is not None:
                     listener(progress, total, message)
 
-            def call() -> Awaitable[types.CallToolResult]:
-                return session.call_tool(info.tool, args, progress_callback=progress)
-
             asks = call_asks.get()
+
+            def call() -> Awaitable[types.CallToolResult]:
+                return call_in_rounds(session, info.tool, args, asks=asks, progress=progress)
+
             if asks is None:
                 return await call()
             return await _opening_links(server, asks, call)
@@ -152,12 +160,12 @@ async def _opening_links(
         NeedsPerson: A link no answer in hand fits: the person is to be asked.
         ToolError: The person declined or cancelled one, or it is not an http(s) link.
     """
-    from mcp.shared.exceptions import McpError  # noqa: PLC0415  loaded with the session
+    from mcp import MCPError  # noqa: PLC0415  loaded with the session
     from mcp.types import URL_ELICITATION_REQUIRED, ElicitationRequiredErrorData  # noqa: PLC0415
 
     try:
         return await _answering(server, asks, call())
-    except McpError as exc:
+    except MCPError as exc:
         if exc.error.code != URL_ELICITATION_REQUIRED:
             raise
         try:

@@ -10,13 +10,13 @@ from __future__ import annotations
 import logging
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 
 log = logging.getLogger(__name__)
 
-Reading = MemoryObjectReceiveStream[SessionMessage | Exception]
-Writing = MemoryObjectSendStream[SessionMessage]
+Reading = ReadStream[SessionMessage | Exception]
+Writing = WriteStream[SessionMessage]
 
 
 async def bridge(one: tuple[Reading, Writing], other: tuple[Reading, Writing]) -> None:

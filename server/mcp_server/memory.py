@@ -32,7 +32,7 @@ async def memory_search(door: McpDoor, args: MemorySearchArgs) -> CallToolResult
     if result.warning:
         lines.append(f"warning: {result.warning}")
     return CallToolResult(
-        content=[TextContent(type="text", text="\n".join(lines))], structuredContent=found
+        content=[TextContent(type="text", text="\n".join(lines))], structured_content=found
     )
 
 
@@ -54,7 +54,7 @@ async def memory_add(door: McpDoor, args: MemoryAddArgs) -> CallToolResult:
     text = f"remembered ({record.scope}, id {record.id}): {record.text}"
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
-        structuredContent=json.loads(json.dumps(stored, default=str)),
+        structured_content=json.loads(json.dumps(stored, default=str)),
     )
 
 

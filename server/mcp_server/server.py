@@ -1,35 +1,44 @@
 """The MCP server DuckLM is to other agents: its tools, resources and completions.
 
-Built on the SDK's low-level `Server`: the tools' arguments are this door's own pydantic
-models (`arguments.py`), parsed once here, and their schemas are what `tools/list` shows.
+Built on the SDK's low-level `Server`, which speaks both revisions: 2025-11-25 (the
+`initialize` handshake, a session) and 2026-07-28 (stateless, `server/discover`, each
+request with its own metadata). The tools' arguments are this door's own pydantic
+models (`arguments.py`), parsed once here, and their schemas are what `tools/list`
+shows. `logging/setLevel` is a 2025-11-25 method, deprecated at 2026-07-28 (a request
+asks for its log level in its `_meta` there); it is kept for the older clients.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from mcp import MCPError
+from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.shared.exceptions import McpError
+from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types import (
     INVALID_PARAMS,
-    CallToolRequest,
+    CallToolRequestParams,
     CallToolResult,
+    CompleteRequestParams,
+    CompleteResult,
     Completion,
-    CompletionArgument,
-    CompletionContext,
-    ErrorData,
-    LoggingLevel,
-    PromptReference,
-    Resource,
-    ResourceTemplate,
+    EmptyResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    ReadResourceRequestParams,
+    ReadResourceResult,
     ResourceTemplateReference,
+    SetLevelRequestParams,
     TextContent,
     Tool,
     ToolAnnotations,
 )
-from mcp.types import ServerResult as Answer
-from pydantic import AnyUrl, BaseModel, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ducklm.server.mcp_server import conversations, memory, reporting, turns
 from ducklm.server.mcp_server.arguments import (
@@ -51,6 +60,7 @@ INSTRUCTIONS = (
 )
 UNKNOWN_TOOL = "Unknown tool: {name!r}; DuckLM's tools are {tools}"
 Handler = Callable[[McpDoor, Any, CallReport], Awaitable[CallToolResult]]
+Context = ServerRequestContext[Any, Any]
 
 
 def _quiet(run: Callable[[McpDoor, Any], Awaitable[CallToolResult]]) -> Handler:
@@ -70,27 +80,29 @@ TOOLS: dict[str, tuple[type[BaseModel], Handler, str, ToolAnnotations]] = {
         "unless thread_id is given), in an allowed workspace. Returns its answer. Actions "
         "that need approval are asked of DuckLM's person, not of you: the result may say "
         "the turn waits for them (follow it with chat_status) or that it was refused.",
-        ToolAnnotations(title="Chat with DuckLM", readOnlyHint=False, openWorldHint=True),
+        ToolAnnotations(title="Chat with DuckLM", read_only_hint=False, open_world_hint=True),
     ),
     "chat_status": (
         ChatStatusArgs,
         _quiet(turns.chat_status),
         "Where a DuckLM conversation's latest turn stands: running, waiting for the "
         "person, or ended with its answer. wait_s waits for the end that long at most.",
-        ToolAnnotations(title="DuckLM turn status", readOnlyHint=True),
+        ToolAnnotations(title="DuckLM turn status", read_only_hint=True),
     ),
     "memory_search": (
         MemorySearchArgs,
         _quiet(memory.memory_search),
         "Search DuckLM's long-term memory (facts and preferences it keeps) for a workspace "
         "and, optionally, a conversation.",
-        ToolAnnotations(title="Search DuckLM's memory", readOnlyHint=True),
+        ToolAnnotations(title="Search DuckLM's memory", read_only_hint=True),
     ),
     "memory_add": (
         MemoryAddArgs,
         _quiet(memory.memory_add),
         "Store one short statement in DuckLM's long-term memory, as it is.",
-        ToolAnnotations(title="Add to DuckLM's memory", readOnlyHint=False, idempotentHint=False),
+        ToolAnnotations(
+            title="Add to DuckLM's memory", read_only_hint=False, idempotent_hint=False
+        ),
     ),
 }
 
@@ -102,93 +114,86 @@ def tool_list() -> list[Tool]:
             name=name,
             title=annotations.title,
             description=description,
-            inputSchema=model.model_json_schema(),
+            input_schema=model.model_json_schema(),
             annotations=annotations,
         )
         for name, (model, _, description, annotations) in TOOLS.items()
     ]
 
 
-def build_server(door: McpDoor) -> Server[Any, Any]:
+def build_server(door: McpDoor) -> Server[Any]:
     """DuckLM's MCP server over `door` (`ducklm`, at the package's version)."""
-    server: Server[Any, Any] = Server("ducklm", version=VERSION, instructions=INSTRUCTIONS)
 
-    @server.list_tools()  # type: ignore[untyped-decorator, no-untyped-call]
-    async def list_tools() -> list[Tool]:
-        return tool_list()
+    async def list_tools(ctx: Context, params: PaginatedRequestParams | None) -> ListToolsResult:
+        return ListToolsResult(tools=tool_list())
 
-    # Parsed in `_call`, by the arguments' own models. (The SDK's decorators are untyped.)
-    @server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
-    async def call_tool(name: str, arguments: dict[str, Any]) -> CallToolResult:
-        return await _call(server, door, name, arguments)
+    async def call_tool(ctx: Context, params: CallToolRequestParams) -> CallToolResult:
+        return await _call(ctx, door, params.name, params.arguments or {})
 
-    _refuse_unknown_tools(server)
+    async def set_level(ctx: Context, params: SetLevelRequestParams) -> EmptyResult:
+        reporting.set_level(ctx.session, params.level)
+        return EmptyResult()
 
-    @server.set_logging_level()  # type: ignore[untyped-decorator, no-untyped-call]
-    async def set_level(level: LoggingLevel) -> None:
-        reporting.set_level(server.request_context.session, level)
+    async def list_resources(
+        ctx: Context, params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
+        return ListResourcesResult(resources=await conversations.list_conversations(door))
 
-    @server.list_resources()  # type: ignore[untyped-decorator, no-untyped-call]
-    async def list_resources() -> list[Resource]:
-        return await conversations.list_conversations(door)
+    async def list_templates(
+        ctx: Context, params: PaginatedRequestParams | None
+    ) -> ListResourceTemplatesResult:
+        return ListResourceTemplatesResult(resource_templates=[conversations.TEMPLATE])
 
-    @server.list_resource_templates()  # type: ignore[untyped-decorator, no-untyped-call]
-    async def list_resource_templates() -> list[ResourceTemplate]:
-        return [conversations.TEMPLATE]
+    async def read_resource(ctx: Context, params: ReadResourceRequestParams) -> ReadResourceResult:
+        return await conversations.read_conversation(door, params.uri, ctx.protocol_version)
 
-    @server.read_resource()  # type: ignore[untyped-decorator, no-untyped-call]
-    async def read_resource(uri: AnyUrl) -> Any:
-        return await conversations.read_conversation(door, str(uri))
-
-    @server.completion()  # type: ignore[untyped-decorator, no-untyped-call]
-    async def complete(
-        ref: PromptReference | ResourceTemplateReference,
-        argument: CompletionArgument,
-        context: CompletionContext | None,
-    ) -> Completion:
+    async def complete(ctx: Context, params: CompleteRequestParams) -> CompleteResult:
+        ref, argument = params.ref, params.argument
         if isinstance(ref, ResourceTemplateReference) and argument.name == "thread_id":
-            return await conversations.complete_thread_id(door, argument.value)
-        return Completion(values=[])  # DuckLM has no prompts and no other arguments
+            found = await conversations.complete_thread_id(door, argument.value)
+            return CompleteResult(completion=found)
+        # DuckLM has no prompts and no other arguments.
+        return CompleteResult(completion=Completion(values=[]))
 
-    return server
-
-
-def _refuse_unknown_tools(server: Server[Any, Any]) -> None:
-    """An unknown tool is a JSON-RPC error (-32602), as the spec has it.
-
-    The SDK's `call_tool` turns whatever its handler raises into an isError result, which
-    the spec keeps for a call that ran (or whose arguments were wrong): so the name is
-    checked before the SDK's handler.
-    """
-    sdk_handler = server.request_handlers[CallToolRequest]
-
-    async def handle(request: CallToolRequest) -> Answer:
-        name = request.params.name
-        if name not in TOOLS:
-            text = UNKNOWN_TOOL.format(name=name, tools=", ".join(TOOLS))
-            raise McpError(ErrorData(code=INVALID_PARAMS, message=text))
-        return await sdk_handler(request)
-
-    server.request_handlers[CallToolRequest] = handle
+    # `on_set_logging_level` warns that logging is deprecated at 2026-07-28; it is kept
+    # on purpose for 2025-11-25 clients.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        return Server(
+            "ducklm",
+            version=VERSION,
+            instructions=INSTRUCTIONS,
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_set_logging_level=set_level,
+            on_list_resources=list_resources,
+            on_list_resource_templates=list_templates,
+            on_read_resource=read_resource,
+            on_completion=complete,
+        )
 
 
 async def _call(
-    server: Server[Any, Any], door: McpDoor, name: str, arguments: dict[str, Any]
+    ctx: Context, door: McpDoor, name: str, arguments: dict[str, Any]
 ) -> CallToolResult:
     """Parse the arguments and run the tool; a refusal is a result with isError.
 
-    (An unknown name never gets here: `_refuse_unknown_tools`.)
+    An unknown tool is a JSON-RPC error (-32602), as the spec has it: the isError
+    result is kept for a call that ran (or whose arguments were wrong).
     """
+    if name not in TOOLS:
+        text = UNKNOWN_TOOL.format(name=name, tools=", ".join(TOOLS))
+        raise MCPError(code=INVALID_PARAMS, message=text)
     model, handler, _, _ = TOOLS[name]
     try:
         args = model.model_validate(arguments)
     except ValidationError as exc:
         return _failed(first_problem(exc))
     try:
-        return await handler(door, args, CallReport(server.request_context))
+        return await handler(door, args, CallReport(ctx))
     except ToolFailed as exc:
         return _failed(str(exc))
 
 
 def _failed(text: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], isError=True)
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)

@@ -152,6 +152,6 @@ def report(
     shown = text if status == "completed" else f"[{status}] {text}"
     return CallToolResult(
         content=[TextContent(type="text", text=f"{shown}\n\n(thread_id: {thread_id})")],
-        structuredContent=facts,
-        isError=error,
+        structured_content=facts,
+        is_error=error,
     )

@@ -54,11 +54,17 @@ def callback_router() -> APIRouter:
 
 
 async def oauth_callback(
-    duck: Duck, state: str = "", code: str = "", error: str = "", error_description: str = ""
+    duck: Duck,
+    *,
+    state: str = "",
+    code: str = "",
+    error: str = "",
+    error_description: str = "",
+    iss: str | None = None,
 ) -> HTMLResponse:
     """Hand the redirect to the sign-in that sent `state` (once); say how it ended."""
     why = " ".join(filter(None, (error, error_description)))
-    outcome = await duck.context.mcp.connections.finish(state, code, why)
+    outcome = await duck.context.mcp.connections.finish(state, code, why, iss)
     page = HTMLResponse(PAGE.format(text=html.escape(outcome.text)), STATUS[outcome.ending])
     page.headers["Cache-Control"] = "no-store"
     return page

@@ -29,13 +29,13 @@ def saved(settings: Settings) -> dict[str, str]:
     """An image and an HTML blob saved as a tool result's, and a link to the data dir."""
     folder = media_folder(settings.files.mcp_logs)
     image = types.ImageContent(
-        type="image", data=base64.b64encode(PNG).decode(), mimeType="image/png"
+        type="image", data=base64.b64encode(PNG).decode(), mime_type="image/png"
     )
     page = types.EmbeddedResource(
         type="resource",
         resource=types.BlobResourceContents(
             uri="file:///x.html",
-            mimeType="text/html",
+            mime_type="text/html",
             blob=base64.b64encode(b"<script>1</script>").decode(),
         ),
     )

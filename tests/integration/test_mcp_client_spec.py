@@ -1,8 +1,10 @@
 """DuckLM's MCP client at the spec, against real servers (the Python one and everything).
 
-Variables in the config, who DuckLM says it is and its roots, a JSON-RPC error as a tool
-error, every content type rendered, progress that keeps a call alive, a timeout that
-tells the server to stop, a failed start retried after a pause.
+Variables in the config, the revision agreed (2026-07-28, or 2025-11-25 with an older
+server), who DuckLM says it is and its roots, a JSON-RPC error as a tool error, every
+content type rendered, progress that keeps a call alive, a timeout that tells the server
+to stop (`notifications/cancelled`, at each revision), a failed start retried after a
+pause.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from ducklm.mcp.server import McpServer
 from ducklm.mcp.tools import adapt_tool
 from ducklm.tools.errors import ToolError
 from ducklm.tools.mcp_info import progress_listener
-from tests.support.mcp_servers import npm_server, python_server
+from tests.support.mcp_servers import OLDER, npm_server, python_server
+
+CURRENT = "2026-07-28"
 
 
 def _server(tmp_path: Path, name: str, config: dict[str, Any], timeout_s: float = 20) -> McpServer:
@@ -76,10 +80,13 @@ async def test_an_unset_variable_fails_that_server_and_names_it(
     assert "the variable NOT_SET_ANYWHERE is not set (named in env.KEY)" in (server.error or "")
 
 
+@pytest.mark.parametrize("revision", [CURRENT, OLDER])
 async def test_ducklm_says_who_it_is_and_offers_the_workspace_as_root(
-    tmp_path: Path, started: list[McpServer]
+    tmp_path: Path, started: list[McpServer], revision: str
 ) -> None:
-    server = await _start(started, _server(tmp_path, "notes", python_server()))
+    pinned = python_server(revision=None if revision == CURRENT else revision)
+    server = await _start(started, _server(tmp_path, "notes", pinned))
+    assert server.revision == revision  # the newest both speak
     message = await _call(server, "whoami")
     assert message.text.startswith("ducklm 0.")
     assert message.text.endswith(tmp_path.as_uri())
@@ -99,7 +106,7 @@ async def test_an_error_result_is_a_tool_error(
     tmp_path: Path, started: list[McpServer], everything: dict[str, Any]
 ) -> None:
     server = await _start(started, _server(tmp_path, "ev", everything))
-    ghost = adapt_tool(server, types.Tool(name="no-such-tool", inputSchema={"type": "object"}))
+    ghost = adapt_tool(server, types.Tool(name="no-such-tool", input_schema={"type": "object"}))
     with pytest.raises(ToolError, match=r"ev__no-such-tool reported an error: .*not found"):
         await ghost.ainvoke({})
     assert server.state == "running"
@@ -140,10 +147,15 @@ async def test_progress_keeps_a_call_alive_past_its_idle_timeout(
     assert heard[-1] == (4, 4, "step 4")
 
 
-async def test_a_timeout_tells_the_server_to_stop(tmp_path: Path, started: list[McpServer]) -> None:
+@pytest.mark.parametrize("revision", [CURRENT, OLDER])
+async def test_a_timeout_tells_the_server_to_stop(
+    tmp_path: Path, started: list[McpServer], revision: str
+) -> None:
     sent = tmp_path / "sent.txt"
-    config = python_server(env={"MCP_TEST_SENT": str(sent)}, timeout_s=1)
+    pinned = None if revision == CURRENT else revision
+    config = python_server(env={"MCP_TEST_SENT": str(sent)}, timeout_s=1, revision=pinned)
     server = await _start(started, _server(tmp_path, "notes", config))
+    assert server.revision == revision
     with pytest.raises(ToolError, match="did not answer within 1 s; it was told to stop"):
         await _call(server, "wait_for_cancel")
     for _ in range(50):

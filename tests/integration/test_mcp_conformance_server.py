@@ -1,21 +1,22 @@
 """The official MCP conformance suite's server scenarios, DuckLM's MCP server under test.
 
 `ducklm serve --port 0` runs as a real process (a data dir, the scripted model and an API
-token of its own) and the suite's `server` command runs once, every scenario in turn,
-against its streamable-HTTP `/mcp`; each scenario's checks are then one test case.
+token of its own) and the suite runs the two frozen requirement sets at once against its
+streamable-HTTP `/mcp`: 2025-11-25 (the `initialize` handshake, a session) and
+2026-07-28 (stateless, `server/discover`, metadata on each request), each at its own
+wire; each scenario's checks are then one test case per revision.
 
-Why `/mcp` of `ducklm serve` rather than `ducklm mcp serve`: the suite reaches a server
-by URL only, and `ducklm mcp serve` speaks stdio. Beside a running `ducklm serve` it only
-relays to this same `/mcp`, and alone it serves the same `build_server` over stdio; so
-`/mcp` is that server with no test-only relay in between. The token goes the way an MCP
-client sends it, a bearer header on every request (`tests/mcp_conformance/
-bearer-token.mjs`: the suite has no header option), and DuckLM's own Host and Origin
-guard stands in front, which `dns-rebinding-protection` checks for real.
+The token goes the way an MCP client sends it, a bearer header on every request
+(`tests/mcp_conformance/bearer-token.mjs`: the suite has no header option), and DuckLM's
+own Host and Origin guard stands in front, which `dns-rebinding-protection` checks for
+real. `ducklm mcp serve` builds the same server (`build_server`) over stdio; the suite
+takes URLs only.
 
 A scenario applies and passes (`PASSING`: a check succeeds and none fails), or does not
 apply (`NOT_APPLICABLE`: it calls the suite's own test tools, resources or prompts, which
-a server implements for the suite; skipped with the reason), or applies and fails yet
-(`NOT_YET`, a strict xfail: the fix that makes one pass fails it until the entry goes).
+a server implements for the suite; skipped with the reason). The sets' `not_scored`
+scenarios (extensions, pending ones) run too and are only reported. The counts are in
+README.md's MCP section.
 """
 
 from __future__ import annotations
@@ -39,76 +40,132 @@ from tests.support.conformance import (
     Check,
     checks_by_scenario,
     failures,
-    listed_scenarios,
     require_suite,
+    required_scenarios,
     suite_command,
     suite_env,
 )
 from tests.support.scripted_llm import ScriptedLLM
 
 SERVE_START_S = 120  # `ducklm serve` loads LangGraph and the stores first: slow on 2 busy cores
+OLDER, CURRENT = "2025-11-25", "2026-07-28"
 
-PASSING = (
-    "server-initialize",
-    "ping",
-    "tools-list",
-    "resources-list",  # the conversations (none yet: an empty, well-formed list)
-    "completion-complete",  # a prompt argument: no values (DuckLM completes thread ids)
-    "logging-set-level",
-    "dns-rebinding-protection",  # GuardMiddleware: a foreign Host is a 400
-)
+PASSING = {
+    OLDER: (
+        "server-initialize",
+        "ping",
+        "tools-list",
+        "resources-list",  # the conversations (none yet: an empty, well-formed list)
+        "completion-complete",  # a prompt argument: no values (DuckLM completes thread ids)
+        "logging-set-level",
+        "dns-rebinding-protection",  # GuardMiddleware: a foreign Host is a 400
+    ),
+    CURRENT: (
+        "completion-complete",
+        "tools-list",
+        "resources-list",
+        "sep-2164-resource-not-found",  # -32602 at this revision (-32002 at 2025-11-25)
+        "server-sse-multiple-streams",
+        "dns-rebinding-protection",
+        "input-required-result-missing-input-response",
+        "input-required-result-unsupported-methods",
+        "input-required-result-ignore-extra-params",
+        "input-required-result-validate-input",
+    ),
+}
 SUITE_TOOL = "calls the suite's own test tool {}; DuckLM's tools are chat, chat_status, "
 SUITE_TOOL += "memory_search and memory_add"
 SUITE_RESOURCE = "reads the suite's own test resource {}; DuckLM's are its conversations "
 SUITE_RESOURCE += "(read in test_mcp_serve)"
 SUITE_PROMPT = "gets the suite's own test prompt {}; DuckLM has no prompts"
+NO_PROMPTS = (
+    "DuckLM has no prompts, so it declares no prompts capability and prompts/list is "
+    "-32601 (method not found), as the spec has it"
+)
 STATELESS = "/mcp is stateless (no MCP session id: a long-lived server keeps no sessions, "
 STATELESS += "decisions.md), and {}"
-NOT_APPLICABLE = {
+BOTH = {
     "tools-call-simple-text": SUITE_TOOL.format("test_simple_text"),
     "tools-call-image": SUITE_TOOL.format("test_image_content"),
     "tools-call-audio": SUITE_TOOL.format("test_audio_content"),
     "tools-call-embedded-resource": SUITE_TOOL.format("test_embedded_resource"),
     "tools-call-mixed-content": SUITE_TOOL.format("test_multiple_content_types"),
-    "tools-call-with-logging": SUITE_TOOL.format("test_tool_with_logging")
-    + " (chat logs its steps at info: test_mcp_serve)",
     "tools-call-error": SUITE_TOOL.format("test_error_handling")
     + " (an unknown tool is -32602 as the spec says, a bad argument an isError result)",
     "tools-call-with-progress": SUITE_TOOL.format("test_tool_with_progress")
     + " (chat reports progress: test_mcp_serve)",
-    "tools-call-sampling": SUITE_TOOL.format("test_sampling")
-    + "; DuckLM never asks its caller to sample",
-    "tools-call-elicitation": SUITE_TOOL.format("test_elicitation")
-    + "; DuckLM asks its own person, never its caller",
-    "elicitation-sep1034-defaults": SUITE_TOOL.format("test_elicitation_sep1034_defaults"),
-    "elicitation-sep1330-enums": SUITE_TOOL.format("test_elicitation_sep1330_enums"),
-    "json-schema-2020-12": SUITE_TOOL.format("json_schema_2020_12_tool"),
-    "server-sse-polling": STATELESS.format(SUITE_TOOL.format("test_reconnection")),
-    "server-sse-multiple-streams": STATELESS.format(
-        "the scenario needs a session id to open its streams (it only warns, checking nothing)"
-    ),
     "resources-read-text": SUITE_RESOURCE.format("test://static-text"),
     "resources-read-binary": SUITE_RESOURCE.format("test://static-binary"),
     "resources-templates-read": SUITE_RESOURCE.format("test://template/{id}/data"),
-    "resources-subscribe": STATELESS.format(
-        "subscribes to the suite's test://watched-resource; DuckLM offers no subscriptions"
-    ),
-    "resources-unsubscribe": STATELESS.format(
-        "unsubscribes from the suite's test://watched-resource; DuckLM offers no subscriptions"
-    ),
-    "prompts-list": "DuckLM has no prompts, so it declares no prompts capability and "
-    "prompts/list is -32601 (method not found), as the spec has it",
+    "prompts-list": NO_PROMPTS,
     "prompts-get-simple": SUITE_PROMPT.format("test_simple_prompt"),
     "prompts-get-with-args": SUITE_PROMPT.format("test_prompt_with_arguments"),
     "prompts-get-embedded-resource": SUITE_PROMPT.format("test_prompt_with_embedded_resource"),
     "prompts-get-with-image": SUITE_PROMPT.format("test_prompt_with_image"),
 }
-NOT_YET: dict[str, str] = {}  # every scenario that applies passes today
+INPUT_TOOL = SUITE_TOOL + "; DuckLM asks its own person, never its caller"
+NOT_APPLICABLE = {
+    OLDER: BOTH
+    | {
+        "tools-call-with-logging": SUITE_TOOL.format("test_tool_with_logging")
+        + " (chat logs its steps at info: test_mcp_serve)",
+        "tools-call-sampling": SUITE_TOOL.format("test_sampling")
+        + "; DuckLM never asks its caller to sample",
+        "tools-call-elicitation": SUITE_TOOL.format("test_elicitation")
+        + "; DuckLM asks its own person, never its caller",
+        "elicitation-sep1034-defaults": SUITE_TOOL.format("test_elicitation_sep1034_defaults"),
+        "elicitation-sep1330-enums": SUITE_TOOL.format("test_elicitation_sep1330_enums"),
+        "server-sse-multiple-streams": STATELESS.format(
+            "the scenario needs a session id to open its streams (it only warns, checking nothing)"
+        ),
+        "resources-subscribe": STATELESS.format(
+            "subscribes to the suite's test://watched-resource; DuckLM offers no subscriptions"
+        ),
+        "resources-unsubscribe": STATELESS.format(
+            "unsubscribes from the suite's test://watched-resource; DuckLM offers no subscriptions"
+        ),
+    },
+    CURRENT: BOTH
+    | {
+        "server-stateless": "its checks that fail call the suite's diagnostic tools "
+        "(test_missing_capability, test_streaming_elicitation, test_logging_tool); the "
+        "others (discover, the envelope, no session) pass",
+        "caching": NO_PROMPTS + " (its resources/read check needs a listed resource)",
+        "input-required-result-basic-elicitation": INPUT_TOOL.format(
+            "test_input_required_result_elicitation"
+        ),
+        "input-required-result-basic-sampling": INPUT_TOOL.format(
+            "test_input_required_result_sampling"
+        ),
+        "input-required-result-basic-list-roots": INPUT_TOOL.format(
+            "test_input_required_result_list_roots"
+        ),
+        "input-required-result-request-state": INPUT_TOOL.format(
+            "test_input_required_result_request_state"
+        ),
+        "input-required-result-multiple-input-requests": INPUT_TOOL.format(
+            "test_input_required_result_multiple_inputs"
+        ),
+        "input-required-result-multi-round": INPUT_TOOL.format(
+            "test_input_required_result_multi_round"
+        ),
+        "input-required-result-non-tool-request": SUITE_PROMPT.format("test_input_required_prompt"),
+        "input-required-result-result-type": INPUT_TOOL.format(
+            "test_input_required_result_elicitation"
+        ),
+        "input-required-result-tampered-state": INPUT_TOOL.format(
+            "test_input_required_result_request_state"
+        ),
+        "input-required-result-capability-check": INPUT_TOOL.format(
+            "test_input_required_result_capabilities"
+        ),
+    },
+}
 
 
 @dataclass(frozen=True)
 class SuiteRun:
-    """One run of every server scenario: their checks by name, and what the suite said."""
+    """One run of a requirement set: its scenarios' checks by name, and what the suite said."""
 
     checks: dict[str, list[Check]]
     said: str
@@ -128,17 +185,22 @@ def model_server() -> Iterator[ScriptedLLM]:
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def suite_run(
+async def suite_runs(
     installed: None, model_server: ScriptedLLM, tmp_path_factory: pytest.TempPathFactory
-) -> SuiteRun:
-    """`ducklm serve` started, every server scenario run against its `/mcp`, then stopped."""
+) -> dict[str, SuiteRun]:
+    """`ducklm serve` started, both requirement sets run against its `/mcp` at once."""
     root = tmp_path_factory.mktemp("mcp-server-conformance")
     token = secrets.token_urlsafe(32)
     env = await asyncio.to_thread(_serve_env, root, model_server, token)
     async with serving(env, root, limit_s=SERVE_START_S) as (url, _):
-        said = await _run_suite(f"{url}/mcp", token, root / "results")
-    checks = await asyncio.to_thread(checks_by_scenario, root / "results")
-    return SuiteRun(checks, said)
+        said = await asyncio.gather(
+            *(_run_suite(f"{url}/mcp", token, r, root / r) for r in (OLDER, CURRENT))
+        )
+    runs = {}
+    for revision, printed in zip((OLDER, CURRENT), said, strict=True):
+        checks = await asyncio.to_thread(checks_by_scenario, root / revision)
+        runs[revision] = SuiteRun(checks, printed)
+    return runs
 
 
 def _serve_env(root: Path, llm: ScriptedLLM, token: str) -> dict[str, str]:
@@ -154,11 +216,10 @@ def _serve_env(root: Path, llm: ScriptedLLM, token: str) -> dict[str, str]:
     }
 
 
-async def _run_suite(url: str, token: str, out: Path) -> str:
-    """Every server scenario (`--suite all`) against `url`; what the suite printed."""
-    command = suite_command(
-        "server", "--url", url, "--suite", "all", "-o", str(out), preload=BEARER_TOKEN
-    )
+async def _run_suite(url: str, token: str, revision: str, out: Path) -> str:
+    """The requirement set of `revision` against `url`; what the suite printed."""
+    arguments = ("server", "--url", url, "--requirements", revision, "-o", str(out))
+    command = suite_command(*arguments, preload=BEARER_TOKEN)
     env = suite_env() | {"MCP_SERVER_URL": url, "MCP_BEARER_TOKEN": token}
     suite = await asyncio.create_subprocess_exec(
         *command,
@@ -172,26 +233,29 @@ async def _run_suite(url: str, token: str, out: Path) -> str:
     return printed.decode(errors="replace")
 
 
-def _case(scenario: str) -> object:
-    if scenario in NOT_APPLICABLE:
-        return pytest.param(scenario, marks=pytest.mark.skip(reason=NOT_APPLICABLE[scenario]))
-    if scenario in NOT_YET:
-        xfail = pytest.mark.xfail(strict=True, reason=NOT_YET[scenario])
-        return pytest.param(scenario, marks=xfail)
-    return scenario
+def _cases() -> list[object]:
+    cases: list[object] = []
+    for revision in (OLDER, CURRENT):
+        cases += [pytest.param(revision, s, id=f"{revision}-{s}") for s in PASSING[revision]]
+        for scenario, why in NOT_APPLICABLE[revision].items():
+            skip = pytest.mark.skip(reason=why)
+            cases.append(pytest.param(revision, scenario, id=f"{revision}-{scenario}", marks=skip))
+    return cases
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("scenario", [_case(s) for s in (*PASSING, *NOT_YET, *NOT_APPLICABLE)])
-def test_server_scenario(scenario: str, suite_run: SuiteRun) -> None:
-    checks = suite_run.checks.get(scenario)
-    assert checks is not None, f"the suite ran no {scenario!r}:\n{suite_run.said[-4000:]}"
+@pytest.mark.parametrize(("revision", "scenario"), _cases())
+def test_server_scenario(revision: str, scenario: str, suite_runs: dict[str, SuiteRun]) -> None:
+    run = suite_runs[revision]
+    checks = run.checks.get(scenario)
+    assert checks is not None, f"the suite ran no {scenario!r}:\n{run.said[-4000:]}"
     failed = failures(checks)
     assert not failed, json.dumps(failed, indent=1)[:4000]
     assert any(c["status"] == "SUCCESS" for c in checks), f"no check succeeded: {checks}"
 
 
-def test_every_server_scenario_is_listed(installed: None) -> None:
-    listed = [*PASSING, *NOT_YET, *NOT_APPLICABLE]
+@pytest.mark.parametrize("revision", [OLDER, CURRENT])
+def test_every_required_server_scenario_is_listed(installed: None, revision: str) -> None:
+    listed = [*PASSING[revision], *NOT_APPLICABLE[revision]]
     assert len(listed) == len(set(listed)), "a scenario is in two lists"
-    assert listed_scenarios("Server") == set(listed)
+    assert required_scenarios(revision, "server") == set(listed)

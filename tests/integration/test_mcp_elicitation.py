@@ -1,13 +1,15 @@
 """An MCP server's questions during a tool call, through the whole graph.
 
-tests/support/mcp_server.py over stdio: `book_trip` asks the person for a form
-(elicitation) and records the booking only after the answer; `summarize` asks the
-client's model (sampling). The elicitation becomes a question of the run (the same
-interrupt as approvals), answered by the person and never by the model; the call is
-made again with the answer, and what ran before it in the step does not run again.
-Sampling from a trusted server is served by DuckLM's model (the scripted one) and shown
-as `mcp_sampled`; from an untrusted one the person is asked first. `open_link` asks the
-person to open a link (URL-mode elicitation): the same question, answered without content.
+tests/support/mcp_server.py over stdio, at 2026-07-28 (its questions come as an
+`input_required` result) and, where a test says so, pinned to 2025-11-25 (requests
+during the call): `book_trip` asks the person for a form (elicitation) and records the
+booking only after the answer; `summarize` asks the client's model (sampling). The
+elicitation becomes a question of the run (the same interrupt as approvals), answered
+by the person and never by the model; the call is made again with the answer, and what
+ran before it in the step does not run again. Sampling from a trusted server is served
+by DuckLM's model (the scripted one) and shown as `mcp_sampled`; from an untrusted one
+the person is asked first. `open_link` asks the person to open a link (URL-mode
+elicitation): the same question, answered without content.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from ducklm.config.settings import Settings
 from ducklm.runtime.facade import DuckLM, RunResult
 from ducklm.tools.hitl import DecisionError, ElicitAnswer
 from tests.support.mcp_server import PAY_LINK
-from tests.support.mcp_servers import python_server, write_config
+from tests.support.mcp_servers import OLDER, python_server, write_config
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 
 QUIET = {"critic": False, "memory": False}
@@ -37,12 +39,18 @@ def sent(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def settings(settings: Settings, tmp_path: Path, sent: Path) -> Settings:
+def revision() -> str | None:
+    """The revision the servers are pinned to (`None`: the current one is agreed)."""
+    return None
+
+
+@pytest.fixture
+def settings(settings: Settings, tmp_path: Path, sent: Path, revision: str | None) -> Settings:
     env = {"MCP_TEST_SENT": str(sent)}
     config = write_config(
         tmp_path / "mcp.json",
-        trips=python_server(env=env, timeout_s=20),
-        notes=python_server(trust="trusted", env=env, timeout_s=20),
+        trips=python_server(env=env, timeout_s=20, revision=revision),
+        notes=python_server(trust="trusted", env=env, timeout_s=20, revision=revision),
     )
     update = {
         "mcp_config": config,
@@ -84,6 +92,7 @@ def _never_told_the_model(llm: ScriptedLLM) -> None:
     assert QUESTION not in json.dumps(llm.requests)
 
 
+@pytest.mark.parametrize("revision", [None, OLDER])
 async def test_an_accepted_form_reaches_the_server_and_nothing_runs_twice(
     duck: DuckLM, llm: ScriptedLLM, sent: Path
 ) -> None:
@@ -139,6 +148,7 @@ async def test_an_answer_that_does_not_fit_the_form_is_refused(
     assert request["type"] == "elicitation"  # still asking
 
 
+@pytest.mark.parametrize("revision", [None, OLDER])
 async def test_a_trusted_servers_sampling_is_served_by_duckLMs_model(
     duck: DuckLM, llm: ScriptedLLM
 ) -> None:
@@ -193,7 +203,9 @@ async def test_a_servers_resources_are_listed_and_read_by_a_read_only_tool(
     assert read["output"].endswith("milk, eggs") and read["mcp_tool"] == "read_resource"
 
 
-@pytest.mark.parametrize("action", ["accept", "decline", "cancel"])
+@pytest.mark.parametrize(
+    ("action", "revision"), [("accept", None), ("decline", None), ("cancel", OLDER)]
+)
 async def test_a_link_to_open_is_asked_of_the_person_and_each_answer_reaches_the_server(
     duck: DuckLM, llm: ScriptedLLM, sent: Path, action: str
 ) -> None:

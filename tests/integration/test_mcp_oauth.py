@@ -181,6 +181,6 @@ async def test_the_loopback_listener_takes_only_its_own_state() -> None:
             assert other.status_code == 404
             right = await browser.get(uri, params={"code": "c1", "state": "the-state"})
             assert right.status_code == 200
-        assert await listener.wait(5) == ("c1", "the-state")
+        assert await listener.wait(5) == ("c1", "the-state", None)
     finally:
         await listener.close()

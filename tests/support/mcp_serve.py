@@ -1,6 +1,8 @@
 """Clients of DuckLM's own MCP server: `ducklm mcp serve` on stdio, `/mcp` over HTTP.
 
-Both use the `mcp` SDK's client, as Claude Code or any other MCP host would.
+Both use the `mcp` SDK's client, as Claude Code or any other MCP host would, at the
+revision asked: 2025-11-25 (`initialize`, the answer an `InitializeResult`) or
+2026-07-28 (`server/discover`, a `DiscoverResult`).
 """
 
 from __future__ import annotations
@@ -11,14 +13,16 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-import httpx
+import httpx2
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.session import LoggingFnT
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import InitializeResult, LoggingMessageNotificationParams
+from mcp.types import DiscoverResult, InitializeResult, LoggingMessageNotificationParams
 
 SERVE = ["-m", "ducklm.cli.main", "mcp", "serve"]
+OLDER, CURRENT = "2025-11-25", "2026-07-28"
+Opened = tuple[ClientSession, InitializeResult | DiscoverResult]
 
 
 def serve_params(env: dict[str, str], cwd: Path) -> StdioServerParameters:
@@ -28,9 +32,13 @@ def serve_params(env: dict[str, str], cwd: Path) -> StdioServerParameters:
 
 @asynccontextmanager
 async def stdio_session(
-    env: dict[str, str], cwd: Path, *, logs: list[LoggingMessageNotificationParams] | None = None
-) -> AsyncIterator[tuple[ClientSession, InitializeResult]]:
-    """A started `ducklm mcp serve` process and an initialized session with it.
+    env: dict[str, str],
+    cwd: Path,
+    *,
+    logs: list[LoggingMessageNotificationParams] | None = None,
+    revision: str = OLDER,
+) -> AsyncIterator[Opened]:
+    """A started `ducklm mcp serve` process and a session with it at `revision`.
 
     The server's log messages are added to `logs`, when given.
     """
@@ -38,7 +46,7 @@ async def stdio_session(
         stdio_client(serve_params(env, cwd)) as (read, write),
         ClientSession(read, write, logging_callback=_keeper(logs)) as session,
     ):
-        yield session, await session.initialize()
+        yield session, await _open(session, revision)
 
 
 @asynccontextmanager
@@ -47,15 +55,20 @@ async def http_session(
     headers: dict[str, str],
     *,
     logs: list[LoggingMessageNotificationParams] | None = None,
-) -> AsyncIterator[tuple[ClientSession, InitializeResult]]:
-    """An initialized session with the streamable-HTTP endpoint at `url` (`logs` as above)."""
-    client = await asyncio.to_thread(httpx.AsyncClient, headers=headers, timeout=60)
+    revision: str = OLDER,
+) -> AsyncIterator[Opened]:
+    """A session with the streamable-HTTP endpoint at `url` (`logs`, `revision` as above)."""
+    client = await asyncio.to_thread(httpx2.AsyncClient, headers=headers, timeout=60)
     async with (
         client,
-        streamable_http_client(url, http_client=client) as (read, write, _),
+        streamable_http_client(url, http_client=client) as (read, write),
         ClientSession(read, write, logging_callback=_keeper(logs)) as session,
     ):
-        yield session, await session.initialize()
+        yield session, await _open(session, revision)
+
+
+async def _open(session: ClientSession, revision: str) -> InitializeResult | DiscoverResult:
+    return await (session.discover() if revision == CURRENT else session.initialize())
 
 
 def _keeper(logs: list[LoggingMessageNotificationParams] | None) -> LoggingFnT | None:

@@ -1,4 +1,4 @@
-"""A small MCP server for the tests (the `mcp` SDK's FastMCP), over stdio or streamable HTTP.
+"""A small MCP server for the tests (the `mcp` SDK's MCPServer), over stdio or streamable HTTP.
 
     python tests/support/mcp_server.py            # stdio
     python tests/support/mcp_server.py --http     # HTTP on a free loopback port, printed first
@@ -11,6 +11,13 @@ who the client says it is and its roots, a JSON-RPC error, a call that records i
 cancellation, and one that reports progress; one that asks the person (elicitation) and
 one that asks the client's model (sampling), and one that asks the person to open a link
 (URL-mode elicitation, `open_link`, and its error path, `pay_first`); a resource (`notes://shop`).
+
+It speaks both revisions, as the SDK's MCPServer does: the client's first request picks
+2026-07-28 (`server/discover`) or 2025-11-25 (`initialize`); `--revision 2025-11-25`
+refuses `server/discover`, as an older server does. Its questions (the roots, a form, the
+client's model) are the SDK's resolvers (`Resolve`): at 2026-07-28 an `input_required`
+result and the call made again with the answers, at 2025-11-25 requests during the call.
+`open_link` asks in URL mode by hand, in each revision's way.
 """
 
 from __future__ import annotations
@@ -21,19 +28,54 @@ import socket
 import sys
 import uuid
 from pathlib import Path
+from typing import Annotated, Any
 
-from mcp.server.fastmcp import Context, FastMCP
+from mcp import MCPError
+from mcp.server.mcpserver import (
+    Context,
+    ElicitationResult,
+    ListRoots,
+    MCPServer,
+    Resolve,
+    Sample,
+)
+from mcp.server.mcpserver.resolve import Elicit
+from mcp.server.runner import serve_loop
+from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import UrlElicitationRequiredError
 from mcp.types import (
+    METHOD_NOT_FOUND,
+    CreateMessageResult,
+    ElicitRequest,
     ElicitRequestURLParams,
+    ElicitResult,
+    InputRequiredResult,
+    ListRootsResult,
     SamplingMessage,
     TextContent,
     ToolAnnotations,
 )
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field
 
-READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
-server = FastMCP("ducklm-test")
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+OLDER = "2025-11-25"
+
+
+async def older_only(ctx: Any, call_next: Any) -> Any:
+    """A 2025-11-25 server over HTTP: `server/discover` is a method it does not know."""
+    if ctx.method == "server/discover":
+        raise MCPError(code=METHOD_NOT_FOUND, message="Method not found")
+    return await call_next(ctx)
+
+
+def _revision() -> str | None:
+    return sys.argv[sys.argv.index("--revision") + 1] if "--revision" in sys.argv else None
+
+
+server: MCPServer[Any] = MCPServer(
+    "ducklm-test", middleware=[older_only] if _revision() == OLDER else None
+)
 
 
 @server.tool(annotations=READ_ONLY)
@@ -42,13 +84,13 @@ def read_note(name: str) -> str:
     return f"note {name}: buy milk"
 
 
-@server.tool(annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=True))
+@server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True))
 def fetch_page(url: str) -> str:
     """Fetch a web page (read-only, but it reaches the open world)."""
     return f"page {url}"
 
 
-@server.tool(annotations=ToolAnnotations(destructiveHint=True))
+@server.tool(annotations=ToolAnnotations(destructive_hint=True))
 def delete_note(name: str) -> str:
     """Delete the note called `name`."""
     return f"deleted {name}"
@@ -100,11 +142,16 @@ def environment() -> str:
     return " ".join(sorted(os.environ)) + f"\ncwd={Path.cwd()}"
 
 
+def ask_roots() -> ListRoots:
+    """The client's roots, asked in the revision's way."""
+    return ListRoots()
+
+
 @server.tool()
-async def whoami(ctx: Context) -> str:  # type: ignore[type-arg]
+async def whoami(ctx: Context, roots: Annotated[ListRootsResult, Resolve(ask_roots)]) -> str:
     """The client's name and version, and the roots it offers."""
-    info = ctx.session.client_params.clientInfo if ctx.session.client_params else None
-    roots = await ctx.session.list_roots()
+    params = ctx.session.client_params
+    info = params.client_info if params else None
     return f"{info.name if info else '?'} {info.version if info else '?'} " + " ".join(
         str(r.uri) for r in roots.roots
     )
@@ -114,7 +161,7 @@ async def whoami(ctx: Context) -> str:  # type: ignore[type-arg]
 def needs_sign_in() -> str:
     """Answer with a JSON-RPC error (-32042, the one FastMCP passes through as an error)."""
     ask = ElicitRequestURLParams(
-        mode="url", message="sign in first", url="https://example.com/sign-in", elicitationId="e1"
+        mode="url", message="sign in first", url="https://example.com/sign-in", elicitation_id="e1"
     )
     raise UrlElicitationRequiredError([ask])
 
@@ -132,7 +179,7 @@ async def wait_for_cancel() -> str:
 
 
 @server.tool()
-async def slow_with_progress(ctx: Context, steps: int, pause_s: float) -> str:  # type: ignore[type-arg]
+async def slow_with_progress(ctx: Context, steps: int, pause_s: float) -> str:
     """Report progress `steps` times, `pause_s` apart."""
     for step in range(steps):
         await asyncio.sleep(pause_s)
@@ -148,10 +195,14 @@ class Trip(BaseModel):
     seat: str = Field(default="window", json_schema_extra={"enum": ["window", "aisle"]})
 
 
+def ask_trip() -> Elicit[Trip]:
+    """The form `book_trip` asks."""
+    return Elicit("Where should the trip go?", Trip)
+
+
 @server.tool()
-async def book_trip(ctx: Context) -> str:  # type: ignore[type-arg]
+async def book_trip(answer: Annotated[ElicitationResult[Trip], Resolve(ask_trip)]) -> str:
     """Book a trip: asks the person where to (elicitation), then records the booking."""
-    answer = await ctx.elicit("Where should the trip go?", Trip)
     if answer.action != "accept":
         return f"not booked: the person chose {answer.action}"
     booked = answer.data
@@ -161,14 +212,18 @@ async def book_trip(ctx: Context) -> str:  # type: ignore[type-arg]
     return f"booked {booked.city} for {booked.nights} nights, {booked.seat} seat"
 
 
-@server.tool()
-async def summarize(ctx: Context, text: str) -> str:  # type: ignore[type-arg]
-    """Summarize `text` with the client's model (sampling)."""
-    result = await ctx.session.create_message(
-        messages=[SamplingMessage(role="user", content=TextContent(type="text", text=text))],
+def ask_summary(text: str) -> Sample:
+    """What `summarize` asks the client's model."""
+    return Sample(
+        [SamplingMessage(role="user", content=TextContent(type="text", text=text))],
         max_tokens=50,
         system_prompt="Summarize in five words.",
     )
+
+
+@server.tool()
+async def summarize(text: str, result: Annotated[CreateMessageResult, Resolve(ask_summary)]) -> str:
+    """Summarize `text` with the client's model (sampling)."""
     content = result.content
     words = content.text if isinstance(content, TextContent) else str(content)
     return f"summary by {result.model}: {words}"
@@ -178,16 +233,25 @@ PAY_LINK = "https://pay.example.com/order/7?step=confirm"
 
 
 @server.tool()
-async def open_link(ctx: Context, url: str = PAY_LINK) -> str:  # type: ignore[type-arg]
+async def open_link(ctx: Context, url: str = PAY_LINK) -> str | InputRequiredResult:
     """Ask the person to pay in their browser (URL-mode elicitation); record the answer."""
-    params = ctx.session.client_params
-    asked = params.capabilities.elicitation if params else None
+    capabilities = ctx.client_capabilities
+    asked = capabilities.elicitation if capabilities else None
     if asked is None or asked.url is None:  # the spec: only a client that offers URL mode
         return "the client does not take links"
-    answer = await ctx.session.elicit_url("Pay for order 7 in your browser", url, str(uuid.uuid4()))
+    message, elicitation_id = "Pay for order 7 in your browser", str(uuid.uuid4())
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        answered = (ctx.input_responses or {}).get("link")
+        if not isinstance(answered, ElicitResult):
+            link = ElicitRequestURLParams(message=message, url=url, elicitation_id=elicitation_id)
+            return InputRequiredResult(input_requests={"link": ElicitRequest(params=link)})
+        action, content = answered.action, answered.content
+    else:
+        answer = await ctx.elicit_url(message, url, elicitation_id)
+        action, content = answer.action, None  # a URL-mode answer carries no content
     # Recorded only after the answer: a test reads what reached the server, once.
-    await asyncio.to_thread(send, f"link {answer.action} {answer.content}")
-    return f"the person chose {answer.action}"
+    await asyncio.to_thread(send, f"link {action} {content}")
+    return f"the person chose {action}"
 
 
 @server.tool()
@@ -200,7 +264,7 @@ def pay_first(order: str = "7") -> str:
     sent = Path(os.environ["MCP_TEST_SENT"])
     if f"paid {order}" not in (sent.read_text() if sent.exists() else "").splitlines():
         link = ElicitRequestURLParams(
-            mode="url", message=f"Pay for order {order} first", url=PAY_LINK, elicitationId="p1"
+            mode="url", message=f"Pay for order {order} first", url=PAY_LINK, elicitation_id="p1"
         )
         raise UrlElicitationRequiredError([link])
     return f"order {order} paid"
@@ -225,8 +289,18 @@ def serve_http() -> None:
     asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
 
 
+async def serve_older_stdio() -> None:
+    """stdio as a 2025-11-25 server: the handshake's loop only (the SDK's own serves both)."""
+    lowlevel = server._lowlevel_server
+    async with stdio_server() as (read, write), lowlevel.lifespan(lowlevel) as state:
+        options = lowlevel.create_initialization_options()
+        await serve_loop(lowlevel, read, write, lifespan_state=state, init_options=options)
+
+
 if __name__ == "__main__":
     if "--http" in sys.argv:
         serve_http()
+    elif _revision() == OLDER:
+        asyncio.run(serve_older_stdio())
     else:
         server.run("stdio")

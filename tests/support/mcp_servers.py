@@ -23,9 +23,16 @@ OAUTH_SERVER = ROOT / "tests" / "support" / "oauth_mcp_server.py"
 NPM_SERVERS = ROOT / "tests" / "mcp_servers" / "node_modules" / "@modelcontextprotocol"
 
 
-def python_server(*, trust: str = "untrusted", **extra: Any) -> dict[str, Any]:
-    """The config of tests/support/mcp_server.py over stdio."""
-    return {"command": sys.executable, "args": [str(PYTHON_SERVER)], "trust": trust, **extra}
+OLDER = "2025-11-25"
+"""The revision before 2026-07-28: a server that knows no `server/discover`."""
+
+
+def python_server(
+    *, trust: str = "untrusted", revision: str | None = None, **extra: Any
+) -> dict[str, Any]:
+    """The config of tests/support/mcp_server.py over stdio (`revision`: pinned to it)."""
+    args = [str(PYTHON_SERVER), *(["--revision", revision] if revision else [])]
+    return {"command": sys.executable, "args": args, "trust": trust, **extra}
 
 
 def npm_server(package: str, *args: str, trust: str = "untrusted") -> dict[str, Any]:
@@ -46,12 +53,15 @@ def write_config(path: Path, **servers: dict[str, Any]) -> Path:
 
 
 @asynccontextmanager
-async def http_server(env: dict[str, str] | None = None) -> AsyncIterator[str]:
+async def http_server(
+    env: dict[str, str] | None = None, revision: str | None = None
+) -> AsyncIterator[str]:
     """The Python server over streamable HTTP on a free loopback port; yields its URL."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         str(PYTHON_SERVER),
         "--http",
+        *(["--revision", revision] if revision else []),
         stdout=asyncio.subprocess.PIPE,
         env={**os.environ, **(env or {})},
     )

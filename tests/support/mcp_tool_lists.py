@@ -57,7 +57,7 @@ async def _list_tools(package: str, scratch: Path) -> list[dict[str, Any]]:
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         listed = await session.list_tools()
-    return [tool.model_dump(mode="json", exclude_none=True) for tool in listed.tools]
+    return [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in listed.tools]
 
 
 def load_tool_lists(path: Path = NPM_TOOLS_FIXTURE) -> ToolLists:

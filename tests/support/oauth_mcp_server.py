@@ -4,7 +4,7 @@
 
 One process on a free loopback port (printed first): the `mcp` SDK's own authorization
 server routes (metadata, dynamic client registration, authorize, token with PKCE and
-refresh) in front of a FastMCP server at `/mcp` whose tools need a bearer token. The
+refresh) in front of an MCPServer at `/mcp` whose tools need a bearer token. The
 authorization endpoint approves at once and redirects back, as the conformance suite's
 server does: the test fetches the URL and follows the redirect, standing in for the
 person's browser. Access tokens live `--ttl` seconds (default 2), so a test sees them
@@ -19,6 +19,7 @@ import secrets
 import socket
 import sys
 import time
+from typing import Any
 
 from mcp.server.auth.provider import (
     AccessToken,
@@ -28,7 +29,7 @@ from mcp.server.auth.provider import (
     construct_redirect_uri,
 )
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
-from mcp.server.fastmcp import FastMCP
+from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 SCOPE = "notes"
@@ -116,11 +117,11 @@ class ApproveAtOnce:
         )
 
 
-def build(port: int, ttl_s: int) -> FastMCP:
+def build(port: int, ttl_s: int) -> MCPServer[Any]:
     """The server on `port`, its tokens living `ttl_s` seconds."""
     base = f"http://127.0.0.1:{port}"
     provider = ApproveAtOnce(ttl_s)
-    server = FastMCP(
+    server: MCPServer[Any] = MCPServer(
         "notes",
         auth_server_provider=provider,
         auth=AuthSettings(

@@ -81,7 +81,13 @@ async def test_a_broken_embedder_leaves_the_keywords_to_rank(tools: list[BaseToo
     assert "memory__create_entities" in names(chosen)
 
 
-def test_the_model_is_offered_schemas_without_the_meta_schema_address() -> None:
-    schema = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"}
-    assert model_schema(schema) == {"type": "object"}
+def test_the_model_is_offered_schemas_as_the_server_wrote_them() -> None:
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {"city": {"type": "string"}},
+        "properties": {"to": {"$ref": "#/$defs/city"}},
+        "additionalProperties": False,
+    }
+    assert model_schema(schema) == schema
     assert model_schema(None) == {"type": "object", "properties": {}}

@@ -4,8 +4,8 @@ Bound to 127.0.0.1 (port 0 unless the client was registered with a fixed port, R
 section 7.3), it answers `GET /callback?code=...&state=...` once: only a request whose
 `state` is the one DuckLM sent is taken (another page of the person's browser, or a
 stale tab, gets a 400 and the listener goes on waiting), and the browser is told it can
-close the tab. An `error=` redirect with the right state ends the wait with the server's
-reason.
+close the tab. Its `iss` (RFC 9207) goes with the code, for the SDK to check. An
+`error=` redirect with the right state ends the wait with the server's reason.
 """
 
 from __future__ import annotations
@@ -22,6 +22,9 @@ DONE = "DuckLM is authorized. You can close this tab."
 REFUSED = "The authorization server refused: {why}"
 WRONG_STATE = "This is not the authorization DuckLM is waiting for."
 
+Redirected = tuple[str, str, str | None]
+"""What the redirect brought: the code, the state, and the issuer when it named one."""
+
 
 class AuthorizationRefused(Exception):
     """The authorization server redirected back with an error (the person said no)."""
@@ -33,7 +36,7 @@ class LoopbackCallback:
     def __init__(self) -> None:
         self._server: asyncio.Server | None = None
         self._state: str | None = None
-        self._result: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
+        self._result: asyncio.Future[Redirected] = asyncio.get_running_loop().create_future()
         self.port = 0
 
     async def open(self, port: int | None = None) -> str:
@@ -51,8 +54,8 @@ class LoopbackCallback:
         """Take only the redirect that carries `state` (from the authorization URL)."""
         self._state = state
 
-    async def wait(self, timeout_s: float) -> tuple[str, str]:
-        """The code and state of the redirect.
+    async def wait(self, timeout_s: float) -> Redirected:
+        """The code, state and issuer of the redirect.
 
         Raises:
             AuthorizationRefused: The server redirected back with an error.
@@ -103,5 +106,5 @@ class LoopbackCallback:
             return "200 OK", REFUSED.format(why="see DuckLM")
         if not query.get("code"):
             return "400 Bad Request", WRONG_STATE
-        self._result.set_result((query["code"], state))
+        self._result.set_result((query["code"], state, query.get("iss")))
         return "200 OK", DONE

@@ -16,8 +16,10 @@ from contextlib import asynccontextmanager
 from typing import Protocol
 from urllib.parse import parse_qs, urlsplit
 
+from mcp.shared.auth import AuthorizationCodeResult
+
 from ducklm.mcp.errors import NeedsAuthorization
-from ducklm.mcp.oauth.loopback import LoopbackCallback
+from ducklm.mcp.oauth.loopback import LoopbackCallback, Redirected
 
 WAIT_S = 300.0
 NO_STATE = "the authorization URL carries no state"
@@ -41,8 +43,8 @@ class Listener(Protocol):
     def expect(self, state: str) -> None:
         """Take only the redirect that carries `state`."""
 
-    async def wait(self, timeout_s: float) -> tuple[str, str]:
-        """The code and state of the redirect (`TimeoutError` after `timeout_s`)."""
+    async def wait(self, timeout_s: float) -> Redirected:
+        """The code, state and issuer of the redirect (`TimeoutError` after `timeout_s`)."""
         ...
 
 
@@ -67,13 +69,13 @@ class SignIn:
         self._listener.expect(state)
         await self._show(authorization_url)
 
-    async def callback(self) -> tuple[str, str | None]:
-        """The code and state the browser brought back."""
+    async def callback(self) -> AuthorizationCodeResult:
+        """The code, state and issuer (RFC 9207, checked by the SDK) the browser brought back."""
         try:
-            code, state = await self._listener.wait(self._wait_s)
+            code, state, iss = await self._listener.wait(self._wait_s)
         except TimeoutError:
             raise NeedsAuthorization(TOO_LATE.format(s=self._wait_s)) from None
-        return code, state
+        return AuthorizationCodeResult(code=code, state=state, iss=iss)
 
 
 @asynccontextmanager

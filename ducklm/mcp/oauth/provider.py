@@ -16,7 +16,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.extensions.client_credentials import (
     ClientCredentialsOAuthProvider,
@@ -75,8 +75,8 @@ async def _stored_expiry(context: OAuthContext) -> None:
 
 async def server_auth(
     spec: ServerSpec, storage: FileTokenStorage, person: SignIn | None
-) -> httpx.Auth | None:
-    """The `httpx.Auth` for `spec`'s requests, or `None` to send them as they are.
+) -> httpx2.Auth | None:
+    """The `httpx2.Auth` for `spec`'s requests, or `None` to send them as they are.
 
     None when the person gave a token of their own, and in a turn (`person` None) for a
     server DuckLM holds no token of: its 401 then says to run `ducklm mcp login`.
@@ -120,7 +120,7 @@ def _configured_client(oauth: OAuthSpec, redirect_uri: str) -> OAuthClientInform
     )
 
 
-async def _client_credentials(url: str, oauth: OAuthSpec, storage: FileTokenStorage) -> httpx.Auth:
+async def _client_credentials(url: str, oauth: OAuthSpec, storage: FileTokenStorage) -> httpx2.Auth:
     client_id = oauth.client_id or ""
     # Without `issuer` the SDK warns that the server decides where the credentials go;
     # the config says so to the person (README), the warning would only reach a log.
