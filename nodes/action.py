@@ -29,7 +29,7 @@ from langgraph.runtime import Runtime
 
 from ducklm.graph.state import DuckState
 from ducklm.kit.events import TokenSender, emit
-from ducklm.models.answer_stream import AnswerStream, answer_message
+from ducklm.models.answer_stream import AnswerStream, answer_message, reasoning_of
 from ducklm.nodes.action_json import decide_with_directive, fill_arguments
 from ducklm.turn.action_decision import report_decision, report_message
 from ducklm.turn.planning.text import step_brief
@@ -98,7 +98,7 @@ async def _decide_with_tools(state: DuckState, runtime: Runtime[DuckContext]) ->
         return {}
     message = cast(AIMessage, message_chunk_to_message(add_ai_message_chunks(*chunks)))
     if answer.cut and is_answer(message):
-        message = answer_message(answer.text, answer.cut)  # the text up to the repeat
+        message = answer_message(answer.text, answer.cut, answer.reasoning)  # up to the repeat
         if answer_streams:
             emit(runtime, "answer_cut", **answer.cut_fields("action"))
     report_message(runtime, message, in_step=bool(state.current_step))
@@ -155,6 +155,8 @@ async def _stream_reply(
     async with aclosing(stream):
         async for chunk in stream:
             chunks.append(cast(AIMessageChunk, chunk))
+            if thought := reasoning_of(chunk):
+                emit(runtime, "reasoning", text=thought, source="action")
             calling = calling or bool(chunks[-1].tool_call_chunks)
             if calling:
                 continue

@@ -22,6 +22,7 @@ from ducklm.learning.skills import Embed
 from ducklm.mcp.selection import choose_tools
 from ducklm.models.tokens import estimate_tokens, fit_head_tail
 from ducklm.nodes.route import rules_route
+from ducklm.turn.prompting.budget import ContextBudgetError
 from ducklm.turn.prompting.messages import pack_for_role
 from ducklm.turn.prompting.structured import with_system
 from ducklm.turn.prompting.transcript import latest_request, transcript_text
@@ -92,7 +93,10 @@ async def _summarize_overflow(state: DuckState, runtime: Runtime[DuckContext]) -
     """Fold history that no longer fits into the running summary (nothing when it fits)."""
     ctx = runtime.context
     system = ctx.prompts.render("thinker", workspace=state.workspace)
-    packed = await pack_for_role(state, ctx, system)
+    try:
+        packed = await pack_for_role(state, ctx, system)
+    except ContextBudgetError:  # no room even for the request: the answering roles say so
+        return {}
     if not packed.dropped:
         return {}
     try:

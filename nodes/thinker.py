@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 
 from ducklm.graph.state import DuckState
 from ducklm.kit.events import TokenSender, emit
-from ducklm.models.answer_stream import AnswerStream, answer_message
+from ducklm.models.answer_stream import AnswerStream, answer_message, reasoning_of
 from ducklm.models.errors import PartialAnswerError
 from ducklm.turn.planning.text import plan_report
 from ducklm.turn.prompting.context_cut import Outcome, ask_uncut, prompt_report
@@ -42,7 +42,7 @@ async def write_answer(state: DuckState, runtime: Runtime[DuckContext]) -> dict[
         emit(runtime, "answer_cut", **answer.cut_fields("thinker"))
     text = answer.text or EMPTY_ANSWER
     return {
-        "messages": [answer_message(text, answer.cut)],
+        "messages": [answer_message(text, answer.cut, answer.reasoning)],
         "final": text,
         "review_due": state.review_after_answer(),
     }
@@ -93,6 +93,8 @@ async def _stream_answer(
         async for chunk in stream:
             read.append(chunk)
             going_on = answer.admit(chunk)
+            if thought := reasoning_of(chunk):
+                emit(runtime, "reasoning", text=thought, source="thinker")
             if chunk.text:
                 await tokens.send(chunk.text)
             if not going_on:

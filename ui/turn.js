@@ -299,7 +299,7 @@ export class Turn {
       const el = h(
         "details",
         { class: "reasoning", testid: "reasoning" },
-        h("summary", { text: "Reasoning" }),
+        h("summary", { text: "Thinking" }),
         body,
       );
       this.reasoning = { el, body };

@@ -17,6 +17,8 @@ ELICIT_HINT = "ducklm resume {thread} --elicit accept|decline|cancel|'{{\"field\
 PASSWORD_HINT = "ducklm password {thread}   (or --cancel)"
 LINK_HINT = "ducklm resume {thread} --elicit accept|decline|cancel"
 LINK_LINE = "  open it yourself if you agree (DuckLM does not open it): {url}"
+DIM, PLAIN = "\x1b[2m", "\x1b[0m"
+"""A terminal's dimmed text, and back: the model's reasoning is shown dimmed."""
 
 
 class ConsolePrinter:
@@ -29,6 +31,7 @@ class ConsolePrinter:
     def __init__(self, *, as_json: bool) -> None:
         self.as_json = as_json
         self._mid_line = False
+        self._thinking = False  # reasoning is being written on stderr, line not ended
         self._cut = ""  # why the answer was cut, said once it has been printed
 
     def show(self, item: Event) -> None:
@@ -41,6 +44,7 @@ class ConsolePrinter:
             handler(item)
 
     def _on_token(self, item: Event) -> None:
+        self._end_thinking()
         sys.stdout.write(item["text"])
         sys.stdout.flush()
         self._mid_line = True
@@ -58,7 +62,26 @@ class ConsolePrinter:
             self._note(f"(attached) @{found['server']}:{found['uri']}{trust}")
 
     def _on_reasoning(self, item: Event) -> None:
-        self._note(f"(thinking) {item['text']}")
+        # Pieces as they stream, one run of dimmed text on stderr, apart from the answer.
+        if not self._thinking:
+            self._end_answer_line()
+            dim = DIM if sys.stderr.isatty() else ""
+            sys.stderr.write(f"{dim}(thinking) ")
+            self._thinking = True
+        sys.stderr.write(item["text"])
+        sys.stderr.flush()
+
+    def _end_thinking(self) -> None:
+        if self._thinking:
+            sys.stderr.write((PLAIN if sys.stderr.isatty() else "") + "\n")
+            sys.stderr.flush()
+            self._thinking = False
+
+    def _end_answer_line(self) -> None:
+        if self._mid_line:
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            self._mid_line = False
 
     def _on_server_capability(self, item: Event) -> None:
         self._note(item["message"])
@@ -176,6 +199,7 @@ class ConsolePrinter:
         self._note(f"{prefix}: {item['message']}")
 
     def _on_done(self, item: Event) -> None:
+        self._end_thinking()
         if self._mid_line:
             sys.stdout.write("\n")
             self._mid_line = False
@@ -187,10 +211,8 @@ class ConsolePrinter:
         self._note(f"[{item['status']}] thread {item['thread_id']}")
 
     def _note(self, text: str) -> None:
-        if self._mid_line:
-            sys.stdout.write("\n")
-            sys.stdout.flush()
-            self._mid_line = False
+        self._end_thinking()
+        self._end_answer_line()
         print(text, file=sys.stderr, flush=True)
 
 

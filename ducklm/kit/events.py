@@ -31,6 +31,7 @@ EventType = Literal[
     "token",
     "answer_cut",
     "context_cut",
+    "context_shrunk",
     "model_usage",
     "answer_facts",
     "reasoning",

@@ -5,6 +5,10 @@ to where the repeat began) or the server stopped at the role's `max_output_token
 (`finish_reason == "length"`). Either way the person is told: the node emits
 `answer_cut`, and the answer's message carries the reason (`CUT_KEY` in its
 `response_metadata`), so a reopened conversation shows it too.
+
+Reasoning (`ducklm.models.wire`) streams beside the answer, never in it: `admit` keeps
+it apart (`reasoning`), and the answer's message carries it where LangChain keeps
+reasoning, which no server is sent back.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessageChunk
 
 from ducklm.models.repetition import RepetitionGuard
+from ducklm.models.wire import REASONING_KEY
 
 CutReason = Literal["repeating", "length"]
 CUT_KEY = "cut"
@@ -36,14 +41,22 @@ class AnswerStream:
     def __init__(self, sources: Iterable[str] = ()) -> None:
         self._guard = RepetitionGuard(sources)
         self._finish_reason: str | None = None
+        self._reasoning: list[str] = []
 
     def admit(self, chunk: BaseMessageChunk) -> bool:
         """Take `chunk`; `False` once the answer repeats itself: close the stream."""
         reason = chunk.response_metadata.get("finish_reason")
         if reason:
             self._finish_reason = reason
+        if thought := reasoning_of(chunk):
+            self._reasoning.append(thought)
         text = chunk.text  # a new str subclass at every read
         return not (text and self._guard.feed(text))
+
+    @property
+    def reasoning(self) -> str:
+        """The reasoning that streamed beside the answer."""
+        return "".join(self._reasoning)
 
     @property
     def streamed(self) -> bool:
@@ -74,9 +87,19 @@ class AnswerStream:
         return {"reason": cut, "note": CUT_NOTES[cut], "role": role, "dropped": dropped}
 
 
-def answer_message(text: str, cut: CutReason | None) -> AIMessage:
-    """The answer's message, with why it was cut in its metadata."""
-    return AIMessage(content=text, response_metadata={CUT_KEY: cut} if cut else {})
+def answer_message(text: str, cut: CutReason | None, reasoning: str = "") -> AIMessage:
+    """The answer's message, with why it was cut in its metadata, and its reasoning apart."""
+    return AIMessage(
+        content=text,
+        additional_kwargs={REASONING_KEY: reasoning} if reasoning else {},
+        response_metadata={CUT_KEY: cut} if cut else {},
+    )
+
+
+def reasoning_of(message: Any) -> str:
+    """The reasoning a message or chunk carries beside its text ("" if none)."""
+    thought = (getattr(message, "additional_kwargs", None) or {}).get(REASONING_KEY)
+    return thought if isinstance(thought, str) else ""
 
 
 def cut_of(message: Any) -> CutReason | None:

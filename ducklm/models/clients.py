@@ -13,17 +13,15 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import httpx
-import openai
 from langchain_core.language_models import LanguageModelInput
-from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_openai import ChatOpenAI
 from langgraph.constants import TAG_NOSTREAM
 
 from ducklm.models.local.restart_wait import RestartWaitingTransport
-from ducklm.models.prompt_usage import SERVER_FIELDS
 from ducklm.models.roles import RoleConfig, RoleName
+from ducklm.models.wire_chat import WireReadingChat
 
 # Enough connections for concurrent conversations (the server runs many at once).
 HTTP_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20)
@@ -187,9 +185,10 @@ def schema_instructions(schema: dict[str, Any]) -> str:
     )
 
 
-class LocalChatOpenAI(ChatOpenAI):
-    """`ChatOpenAI` that limits the reply with `max_tokens`, the field local servers read.
+class LocalChatOpenAI(WireReadingChat):
+    """A role's chat client: replies read by the wire reader, and limited with `max_tokens`.
 
+    The reading is `WireReadingChat`'s. `max_tokens` is the field local servers read:
     langchain-openai renames `max_tokens` to OpenAI's newer `max_completion_tokens`, which
     llama-cpp-python's server ignores: a role then generates until the context is full.
     Measured with the bundled SmolLM2 under a JSON grammar: about a third of the turns
@@ -204,36 +203,6 @@ class LocalChatOpenAI(ChatOpenAI):
         if "max_completion_tokens" in payload:
             payload["max_tokens"] = payload.pop("max_completion_tokens")
         return as_wire_json(payload)
-
-    # llama-server says in `truncated` that it cut the prompt to fit its window, and in
-    # `timings` how much of it it read; langchain-openai drops both. Kept in the reply's
-    # `response_metadata` for `ducklm.models.prompt_usage`.
-    def _create_chat_result(
-        self,
-        response: dict[str, Any] | openai.BaseModel,
-        generation_info: dict[str, Any] | None = None,
-    ) -> ChatResult:
-        result = super()._create_chat_result(response, generation_info)
-        raw = response if isinstance(response, dict) else (response.model_extra or {})
-        kept = {key: raw[key] for key in SERVER_FIELDS if raw.get(key) is not None}
-        for generation in result.generations if kept else ():
-            generation.message.response_metadata.update(kept)
-        return result
-
-    def _convert_chunk_to_generation_chunk(
-        self,
-        chunk: dict[str, Any],
-        default_chunk_class: type,
-        base_generation_info: dict[str, Any] | None,
-    ) -> ChatGenerationChunk | None:
-        generation = super()._convert_chunk_to_generation_chunk(
-            chunk, default_chunk_class, base_generation_info
-        )
-        # Only the flag: chunks' metadata is merged by adding numbers, and some builds
-        # send `timings` with every chunk.
-        if generation is not None and chunk.get("truncated") is True:
-            generation.message.response_metadata["truncated"] = True
-        return generation
 
 
 AS_SENT = ("messages", "tools")

@@ -12,7 +12,9 @@ taken from what the server says it serves, not only from what the operator confi
    server says nothing about its window).
 
 After a model call that the server cut (`ducklm.models.prompt_usage`), the window is
-lowered to what the server kept (`ContextSizes.learn`), so later requests fit it.
+lowered to what the server kept (`ContextSizes.learn`), so later requests fit it, but
+never below what the turn needs (its system prompt, request, tools and answer): a window
+learned from a count that was not what it seemed would otherwise leave no room at all.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ MIN_INPUT_TOKENS = 256
 # does not see (a template's own tool-calling preamble, BOS) and tokenizer drift.
 MARGIN_FRACTION = 1 / 32
 MIN_MARGIN_TOKENS = 32
+CONSISTENT = 1 / 8
+"""Two low usage counts of one server this close to each other, for requests further
+apart than this, are one window's cut."""
 
 Source = Literal["props", "models.yaml", "DUCK_CTX_SIZE", "cut"]
 """Where a window's size came from: the server's `/props`, the role's `context_tokens`,
@@ -55,6 +60,43 @@ class ServedContext:
         return self.source in ("props", "cut")
 
 
+SOURCE_WORDS: dict[Source, str] = {
+    "props": "as its /props says",
+    "models.yaml": "as context_tokens in the models file says",
+    "DUCK_CTX_SIZE": "as DUCK_CTX_SIZE says (the server does not tell its size)",
+    "cut": "as DuckLM learned from a prompt the server cut",
+}
+RAISE_WINDOW = (
+    "Give the server a bigger context window (llama-server: --ctx-size; Ollama: "
+    "OLLAMA_CONTEXT_LENGTH or the model's num_ctx; LM Studio: the model's context length; "
+    "vLLM: --max-model-len), and if DuckLM does not learn it from the server, set "
+    "context_tokens for the role in the models file or DUCK_CTX_SIZE to match."
+)
+
+
+class WindowTooSmall(Exception):
+    """The server's window has no room for what a request cannot do without.
+
+    Args:
+        role: The role whose request did not fit.
+        served: The window DuckLM packed for.
+        needed: The smallest window the request would fit (`window_for`).
+    """
+
+    def __init__(self, role: str, served: ServedContext, needed: int) -> None:
+        super().__init__(f"{role}: a window of {served.tokens} tokens, {needed} needed")
+        self.role, self.served, self.needed = role, served, needed
+
+    @property
+    def message(self) -> str:
+        """What people read: the server's window, what the request needs, how to raise it."""
+        return (
+            f"The model server's context window is too small for this request: "
+            f"{self.served.tokens} tokens, {SOURCE_WORDS[self.served.source]}, and DuckLM's "
+            f"instructions with your request need about {self.needed}. {RAISE_WINDOW}"
+        )
+
+
 def input_budget(configured: int, window: int, max_output_tokens: int) -> int:
     """The input tokens one request may take: `configured`, within the served `window`.
 
@@ -63,6 +105,12 @@ def input_budget(configured: int, window: int, max_output_tokens: int) -> int:
     """
     margin = max(MIN_MARGIN_TOKENS, int(window * MARGIN_FRACTION))
     return max(MIN_INPUT_TOKENS, min(configured, window - max_output_tokens - margin))
+
+
+def window_for(input_tokens: int, max_output_tokens: int) -> int:
+    """The smallest window whose `input_budget` holds `input_tokens` (the inverse)."""
+    tokens = input_tokens + max_output_tokens
+    return max(tokens + MIN_MARGIN_TOKENS, -(-tokens * 32 // 31))
 
 
 def props_window(props: Any) -> int | None:
@@ -106,6 +154,7 @@ class ContextSizes:
     def __init__(self) -> None:
         self._known: dict[str, ServedContext] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._low: dict[str, list[tuple[int, int]]] = {}  # low counts, and what was sent
 
     async def window(self, config: RoleConfig, default_tokens: int) -> ServedContext:
         """The window `config`'s server serves (see the module's order of sources).
@@ -127,15 +176,36 @@ class ContextSizes:
         served = await self.window(config, default_tokens)
         return input_budget(configured, served.tokens, config.max_output_tokens)
 
-    def learn(self, config: RoleConfig, kept_tokens: int) -> None:
+    def learn(self, config: RoleConfig, kept_tokens: int, *, needed: int = 0) -> None:
         """The server cut a request to `kept_tokens`: its window is no bigger than that.
 
-        Only ever lowers a known window, so a cut seen late never widens it again.
+        Only ever lowers a known window, so a cut seen late never widens it again, and
+        never below `needed`, the window the turn cannot do without (`window_for` its
+        system prompt, request and tools): a server whose window really is smaller
+        gets the request anyway, and says so, rather than DuckLM packing for nothing.
         """
         key = root_url(config.base_url)
         known = self._known.get(key)
-        if known is None or not known.tokens or kept_tokens < known.tokens:
-            self._known[key] = ServedContext(kept_tokens, "cut")
+        tokens = max(kept_tokens, needed)
+        if known is None or not known.tokens or tokens < known.tokens:
+            self._known[key] = ServedContext(tokens, "cut")
+
+    def low_count(self, config: RoleConfig, seen_tokens: int, sent_tokens: int) -> bool:
+        """Note a usage count lower than the prompt; whether the server said it before.
+
+        A window cuts every long prompt to about its size, however long it was; a count
+        of what a prompt cache missed moves with what was new. So a low count is a cut
+        once an earlier one came to about the same (`CONSISTENT`) for a request of
+        another size.
+        """
+        seen = self._low.setdefault(root_url(config.base_url), [])
+        again = any(
+            abs(seen_tokens - tokens) <= tokens * CONSISTENT
+            and abs(sent_tokens - sent) > sent * CONSISTENT
+            for tokens, sent in seen
+        )
+        seen[:] = [*seen[-7:], (seen_tokens, sent_tokens)]
+        return again
 
     async def _served(self, base_url: str) -> ServedContext | None:
         """What the server said of its window (probed once); None when it says nothing."""

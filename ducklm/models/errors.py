@@ -1,6 +1,10 @@
 """Which model errors are worth retrying, and how to tell a person what went wrong.
 
 Nothing here shows exception text to people: a message names the cause and what to do.
+A server's refusal is the exception to that: its own words (the `message` of its error
+body) are quoted, because they name what it refused and often how to fix it (vLLM's
+`"auto" tool choice requires --enable-auto-tool-choice`). "The context may be too long"
+is said only when the server says so.
 A connection failure to the local server DuckLM started, when that server has crashed,
 names the crash (`ducklm.models.local.crash`) instead of "not reachable", and whether
 DuckLM is restarting it (`ducklm.models.local.state`).
@@ -9,12 +13,15 @@ DuckLM is restarting it (`ducklm.models.local.state`).
 from __future__ import annotations
 
 import json
+import re
 
 import httpx
 import openai
+from langchain_core.exceptions import ContextOverflowError
 
 from ducklm.config.settings import Settings
 from ducklm.kit.workspaces import WorkspaceError
+from ducklm.models.context_size import RAISE_WINDOW, WindowTooSmall
 from ducklm.models.local.crash import local_crash
 from ducklm.models.local.state import LOCAL_SERVERS
 
@@ -72,7 +79,7 @@ MESSAGES: tuple[tuple[tuple[type[BaseException], ...], str], ...] = (
     ),
     (
         (openai.BadRequestError,),
-        "The model server rejected the request (bad request). The context may be too long.",
+        "The model server rejected the request (bad request).",
     ),
     (
         (openai.APIResponseValidationError, json.JSONDecodeError),
@@ -80,6 +87,17 @@ MESSAGES: tuple[tuple[tuple[type[BaseException], ...], str], ...] = (
     ),
 )
 INTERNAL_ERROR = "DuckLM hit an internal error; details are in ducklm.log in the data dir."
+TOO_LONG = "The prompt is longer than the model server's context window. " + RAISE_WINDOW
+# What servers say when a prompt does not fit: OpenAI's `context_length_exceeded`, vLLM's
+# "maximum context length", llama-server's "exceeds the available context size",
+# Ollama's "input length exceeds the context length", "prompt is too long".
+_TOO_LONG_WORDS = re.compile(
+    r"context[_ ](length|size|window)|too long|n_ctx|max(imum)?[_ ]model[_ ]len", re.IGNORECASE
+)
+SAID_MAX_CHARS = 300
+"""The most of a server's message quoted: enough for a sentence and its fix."""
+REFUSALS = (openai.BadRequestError, openai.NotFoundError, openai.UnprocessableEntityError)
+"""Errors whose server message is quoted (a 401/403's may echo part of the key: not those)."""
 
 
 def describe(exc: BaseException) -> str:
@@ -89,10 +107,28 @@ def describe(exc: BaseException) -> str:
     """
     if isinstance(exc, WorkspaceError):
         return str(exc)
+    if isinstance(exc, WindowTooSmall):
+        return exc.message
+    said = server_said(exc)
+    if isinstance(exc, ContextOverflowError) or _TOO_LONG_WORDS.search(said):
+        return TOO_LONG + (f' The server said: "{said}"' if said else "")
     for types, message in MESSAGES:
         if isinstance(exc, types):
-            return message
+            return message + (f' The server said: "{said}"' if said else "")
     return INTERNAL_ERROR
+
+
+def server_said(exc: BaseException) -> str:
+    """The message of a model server's refusal (`REFUSALS`), on one line and capped; "" if none."""
+    if not isinstance(exc, REFUSALS):
+        return ""
+    body = exc.body
+    error = body.get("error", body) if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    if not isinstance(message, str):
+        message = body if isinstance(body, str) else ""
+    said = " ".join(message.split())
+    return said if len(said) <= SAID_MAX_CHARS else said[: SAID_MAX_CHARS - 1] + "…"
 
 
 async def describe_failure(exc: BaseException, settings: Settings) -> str:

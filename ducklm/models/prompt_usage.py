@@ -2,8 +2,18 @@
 
 A server that cuts a prompt to fit its window says so only in its numbers: the
 `usage.prompt_tokens` of the reply (Ollama, LM Studio, older llama-server builds), and
-llama-server's `truncated` flag. DuckLM counts what it sends (`ducklm.models.tokens`), so
-a reply whose server saw clearly fewer tokens than were sent was cut.
+llama-server's `truncated` flag and `timings`, read by the wire reader into a
+`PromptRead` (`ducklm.models.wire`). DuckLM counts what it sends (`ducklm.models.tokens`),
+so a reply whose server saw clearly fewer tokens than were sent was cut, if the count
+can be trusted:
+
+- `truncated`, and a `timings` count (`prompt_n + cache_n`, the whole prompt, cached or
+  not), are llama-server's own word: a cut;
+- a `usage` count alone is not. Servers have counted only what their prompt cache
+  missed (Ollama before mid-2026), only the messages' text, or 0, and each looks like a
+  cut. A low usage count is only `low`: a cut when the same server says so again with
+  about the same count (`CONSISTENT`), as a window that cuts every long prompt to its
+  size does, and a count of what a cache missed does not (`ContextSizes.low_count`).
 
 "Clearly fewer" allows for DuckLM's count erring high (it is an upper bound by design).
 Measured on the bundled SmolLM2 (`scripts/bench/prompt_count.py`: the thinker's prompt
@@ -25,48 +35,23 @@ against the prompt tokens llama-cpp-python's server counts for them):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
-from langchain_core.messages import BaseMessage
+from typing import Any, Literal
 
 from ducklm.models.context_size import ServedContext
+from ducklm.models.wire import PromptRead
 
 EXACT_FLOOR = 0.8
 ESTIMATE_FLOOR = 0.4
 MIN_CUT_SEEN = 256
-SERVER_FIELDS = ("truncated", "timings")
-"""llama-server's fields of a completion that `LocalChatOpenAI` keeps in `response_metadata`."""
+
+Verdict = Literal["cut", "low", "read"]
+"""What a reply says of its prompt: cut (on evidence DuckLM trusts), read in fewer tokens
+than sent by a count that may not be of the whole prompt, or read (or it did not say)."""
 
 
-@dataclass(frozen=True)
-class PromptSeen:
-    """What the server says it read of the prompt."""
-
-    tokens: int | None
-    """Prompt tokens it read (`usage.prompt_tokens`); None when it said nothing."""
-    truncated: bool = False
-    """llama-server's `truncated`: it cut the prompt to fit."""
-
-
-def prompt_seen(reply: BaseMessage) -> PromptSeen:
-    """The prompt size a reply reports (usage, else llama-server's timings)."""
-    metadata: dict[str, Any] = getattr(reply, "response_metadata", None) or {}
-    truncated = metadata.get("truncated") is True
-    usage = getattr(reply, "usage_metadata", None)
-    if usage and usage.get("input_tokens"):
-        return PromptSeen(int(usage["input_tokens"]), truncated)
-    return PromptSeen(_timings_tokens(metadata.get("timings")), truncated)
-
-
-def _timings_tokens(timings: Any) -> int | None:
-    """`prompt_n` counts only the tokens not already cached: with `cache_n`, the whole prompt."""
-    if not isinstance(timings, dict):
-        return None
-    read, cached = timings.get("prompt_n"), timings.get("cache_n")
-    if isinstance(read, int) and isinstance(cached, int):
-        return read + cached
-    return None
+def prompt_seen(reply: Any) -> PromptRead:
+    """What a reply says the server read of its prompt (unknown when it says nothing)."""
+    return PromptRead.of(getattr(reply, "response_metadata", None))
 
 
 def least_read(counted: int, estimated: int, *, exact_count: bool) -> int:
@@ -81,17 +66,22 @@ def least_read(counted: int, estimated: int, *, exact_count: bool) -> int:
     return int(counted * floor + estimated * ESTIMATE_FLOOR)
 
 
-def was_cut(least: int, seen: PromptSeen, served: ServedContext) -> bool:
+def judge_read(least: int, seen: PromptRead, served: ServedContext, *, messages: int) -> Verdict:
     """Whether the server cut a request it should have read `least` tokens of at least.
 
     Args:
         least: `least_read` of the request.
         seen: What the server reported.
         served: The window DuckLM believed the server has.
+        messages: `least_read` of the messages alone, without the tools' schemas: what a
+            usage count of the messages' text only comes to (a cut cuts messages too).
     """
     if seen.truncated:
-        return True
+        return "cut"
     if seen.tokens is None:
-        return False
+        return "read"
+    floor = least if seen.basis == "timings" else messages
     least_kept = max(MIN_CUT_SEEN, served.tokens // 2 if served.from_server else 0)
-    return least_kept <= seen.tokens < least
+    if not least_kept <= seen.tokens < floor:
+        return "read"
+    return "cut" if seen.basis == "timings" else "low"

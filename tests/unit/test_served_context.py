@@ -7,19 +7,22 @@ from langchain_core.messages import AIMessage
 
 from ducklm.models.context_size import (
     MIN_INPUT_TOKENS,
+    ContextSizes,
     ServedContext,
     input_budget,
     props_window,
+    window_for,
 )
 from ducklm.models.prompt_usage import (
     ESTIMATE_FLOOR,
     EXACT_FLOOR,
     MIN_CUT_SEEN,
-    PromptSeen,
+    judge_read,
     least_read,
     prompt_seen,
-    was_cut,
 )
+from ducklm.models.roles import RoleConfig
+from ducklm.models.wire import PROMPT_KEY, PromptRead
 from ducklm.turn.prompting.budget import Budget
 
 PROPS = ServedContext(4096, "props")
@@ -68,43 +71,75 @@ def test_a_whole_read_is_at_least_the_floor_of_each_part() -> None:
     assert least_read(1000, 1500, exact_count=True) == 1000 * EXACT_FLOOR + 1500 * ESTIMATE_FLOOR
 
 
+def judge(least: int, seen: PromptRead, served: ServedContext = FALLBACK) -> str:
+    """`judge_read` of a request whose messages alone take most of `least`."""
+    return judge_read(least, seen, served, messages=least)
+
+
 def test_a_cut_is_fewer_than_a_whole_read_could_be() -> None:
     least = least_read(6000, 0, exact_count=False)  # 2400
-    assert was_cut(least, PromptSeen(2048), FALLBACK)
+    assert judge(least, PromptRead(2048, "timings")) == "cut"
     # The estimate errs high: 2,400 of 6,000 is a tokenizer that packs tighter, not a cut.
-    assert not was_cut(least, PromptSeen(least), FALLBACK)
+    assert judge(least, PromptRead(least, "timings")) == "read"
+
+
+def test_a_low_usage_count_alone_is_not_a_cut() -> None:
+    """Usage may count only the cache misses, or only the messages' text."""
+    assert judge(2400, PromptRead(2048, "usage")) == "low"
+    # A count of the messages without the tools' schemas is no cut at all.
+    least = least_read(600, 1500, exact_count=False)
+    messages = least_read(600, 0, exact_count=False)
+    assert judge_read(least, PromptRead(500, "usage"), FALLBACK, messages=messages) == "read"
+    assert judge_read(least, PromptRead(500, "timings"), FALLBACK, messages=messages) == "cut"
+
+
+def test_a_low_count_is_a_cut_once_the_server_says_it_again() -> None:
+    sizes = ContextSizes()
+    config = RoleConfig(
+        name="action", model="m", base_url="http://x/v1", api_key="k", prompt="action.md"
+    )
+    assert not sizes.low_count(config, 3000, 9000)  # once: maybe a cache's count
+    assert not sizes.low_count(config, 3010, 9050), "the same request again says nothing"
+    assert not sizes.low_count(config, 1200, 12_000), "a count that moves is no window"
+    assert sizes.low_count(config, 3050, 12_000), "the same count for a longer request"
+
+
+def test_a_learned_window_never_drops_below_what_the_turn_needs() -> None:
+    sizes = ContextSizes()
+    config = RoleConfig(
+        name="action", model="m", base_url="http://x/v1", api_key="k", prompt="action.md"
+    )
+    needed = window_for(1800, 512)
+    sizes.learn(config, 300, needed=needed)
+    assert input_budget(6144, needed, 512) >= 1800
+    sizes.learn(config, 5000, needed=needed)  # a later, larger cut never widens it
+    assert sizes._known["http://x"].tokens == needed
 
 
 def test_a_short_prompt_is_never_a_cut() -> None:
     """A cut leaves half of a window at least, and no window is below 512 tokens: a count
     under 256 is another way of counting (only what a prompt cache missed)."""
-    assert not was_cut(2000, PromptSeen(MIN_CUT_SEEN - 1), FALLBACK)
-    assert was_cut(2000, PromptSeen(MIN_CUT_SEEN), FALLBACK)
+    assert judge(2000, PromptRead(MIN_CUT_SEEN - 1, "timings")) == "read"
+    assert judge(2000, PromptRead(MIN_CUT_SEEN, "timings")) == "cut"
 
 
 def test_a_window_the_server_told_sets_how_much_a_cut_keeps() -> None:
     # Under half of the 4096 the server serves: the prompt was short, not cut.
-    assert not was_cut(3000, PromptSeen(2000), PROPS)
-    assert was_cut(3000, PromptSeen(2100), PROPS)
+    assert judge(3000, PromptRead(2000, "timings"), PROPS) == "read"
+    assert judge(3000, PromptRead(2100, "timings"), PROPS) == "cut"
 
 
 def test_the_truncated_flag_is_a_cut_whatever_the_numbers() -> None:
-    assert was_cut(100, PromptSeen(None, truncated=True), FALLBACK)
-    assert not was_cut(100, PromptSeen(None), FALLBACK)
+    assert judge(100, PromptRead(None, truncated=True)) == "cut"
+    assert judge(100, PromptRead(None)) == "read"
 
 
 def test_what_a_reply_says_it_read() -> None:
+    read = PromptRead(1240, "timings", truncated=True)
+    assert prompt_seen(AIMessage("x", response_metadata={PROMPT_KEY: read.as_metadata()})) == read
+    # A reply the wire reader did not read says nothing.
     usage = {"input_tokens": 1500, "output_tokens": 3, "total_tokens": 1503}
-    assert prompt_seen(AIMessage("x", usage_metadata=usage)) == PromptSeen(1500)
-    flagged = AIMessage("x", response_metadata={"truncated": True})
-    assert prompt_seen(flagged) == PromptSeen(None, truncated=True)
-    # llama-server's timings without usage: what it read plus what its cache held.
-    timed = AIMessage("x", response_metadata={"timings": {"prompt_n": 40, "cache_n": 1200}})
-    assert prompt_seen(timed) == PromptSeen(1240)
-    # Without `cache_n`, `prompt_n` may be only what the cache missed: no number.
-    assert (
-        prompt_seen(AIMessage("x", response_metadata={"timings": {"prompt_n": 40}})).tokens is None
-    )
+    assert prompt_seen(AIMessage("x", usage_metadata=usage)) == PromptRead(None)
 
 
 def test_a_shrunk_budget_halves_every_section_but_keeps_the_input_limit() -> None:

@@ -45,10 +45,21 @@ SECTION_CUT = "\n[... the rest cut to fit ...]"
 REQUEST_CUT = "\n[... middle of the request cut to fit ...]\n"
 OUTPUT_CUT = "\n[... middle of the output cut to fit ...]\n"
 OUTPUT_OMITTED = "[output omitted to fit]"
+REQUEST_FLOOR_TOKENS = 256
+"""The least of a request worth sending (a longer one is cut in the middle to fit)."""
 
 
 class ContextBudgetError(ValueError):
-    """The system prompt leaves no room for the request: the budget is set too small."""
+    """The system prompt leaves no room for the request: the budget is set too small.
+
+    Attributes:
+        essential: What the request cannot do without: the system prompt, the request
+            (up to `REQUEST_FLOOR_TOKENS`) and the bound tools' schemas.
+    """
+
+    def __init__(self, message: str, *, essential: int) -> None:
+        super().__init__(message)
+        self.essential = essential
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -132,6 +143,9 @@ class PackedContext:
     tokens: int
     """The packed messages' count with chat-template overhead, at most `Budget.limit` (the
     system message counted as the sum of its parts, which is no less than it joined)."""
+    essential: int = 0
+    """What no packing leaves out: the system prompt, and the request up to
+    `REQUEST_FLOOR_TOKENS` (more of it is cut in the middle when it does not fit)."""
 
 
 def pack_context(parts: ContextParts, budget: Budget, count: TokenCounter) -> PackedContext:
@@ -142,11 +156,13 @@ def pack_context(parts: ContextParts, budget: Budget, count: TokenCounter) -> Pa
     """
     system_tokens = count(parts.system) + MESSAGE_OVERHEAD_TOKENS
     room = budget.limit - REQUEST_OVERHEAD_TOKENS - system_tokens - MESSAGE_OVERHEAD_TOKENS
+    essential = budget.limit - room + min(count(parts.request), REQUEST_FLOOR_TOKENS)
     request = _fit_request(parts.request, room, count)
     if request is None:
         raise ContextBudgetError(
             f"the system prompt takes {system_tokens} of {budget.limit} input tokens: "
-            "no room is left for the request"
+            "no room is left for the request",
+            essential=essential + budget.tools_tokens,
         )
     room -= count(request)
     sections = _sections(parts, budget, room, count)
@@ -159,7 +175,9 @@ def pack_context(parts: ContextParts, budget: Budget, count: TokenCounter) -> Pa
         *history.turn,
     ]
     used = budget.limit - room + history.tokens
-    return PackedContext(messages=messages, dropped=history.dropped, tokens=used)
+    return PackedContext(
+        messages=messages, dropped=history.dropped, tokens=used, essential=essential
+    )
 
 
 def message_text(message: BaseMessage) -> str:

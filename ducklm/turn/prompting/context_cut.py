@@ -7,6 +7,13 @@ window DuckLM believed in; the server's window is lowered to what it kept, so ev
 request fits it (the context node then folds the history that no longer fits into the
 summary); and the call is made once more, packed smaller, unless its answer has already
 reached the person. `ask_uncut` is that loop, for any call that can be packed smaller.
+
+Only a cut DuckLM can trust is acted on (`ducklm.models.prompt_usage.judge_read`): a
+usage count lower than the prompt is a cut only once the server has said about the same
+count before. The window learned never drops below what the request needs, and a request
+that does not fit the window even so is packed smaller first (`context_shrunk`), then
+refused with words that name the window and how to raise it (`WindowTooSmall`), never
+as an internal error.
 """
 
 from __future__ import annotations
@@ -21,10 +28,12 @@ from langchain_core.messages.ai import add_ai_message_chunks
 from langgraph.runtime import Runtime
 
 from ducklm.kit.events import emit
-from ducklm.models.context_size import ServedContext
-from ducklm.models.prompt_usage import PromptSeen, least_read, prompt_seen, was_cut
+from ducklm.models.context_size import ServedContext, WindowTooSmall, window_for
+from ducklm.models.prompt_usage import judge_read, least_read, prompt_seen
 from ducklm.models.roles import RoleName
 from ducklm.models.tokens import ServerTokenizer
+from ducklm.models.wire import PROMPT_KEY, PromptRead
+from ducklm.turn.prompting.budget import ContextBudgetError
 
 if TYPE_CHECKING:
     from ducklm.graph.context import DuckContext
@@ -45,9 +54,11 @@ class ContextCut:
     role: RoleName
     sent: int
     """DuckLM's count of the request."""
-    seen: PromptSeen
+    seen: PromptRead
     served: ServedContext
     """The window DuckLM packed for."""
+    needed: int = 0
+    """The smallest window the request fits (`window_for` its essentials and tools)."""
 
     def fields(self, action: CutAction) -> dict[str, Any]:
         """The `context_cut` event's fields."""
@@ -56,6 +67,7 @@ class ContextCut:
             "sent": self.sent,
             "seen": self.seen.tokens,
             "truncated": self.seen.truncated,
+            "evidence": "truncated" if self.seen.truncated else self.seen.basis,
             "served_context": self.served.tokens,
             "served_source": self.served.source,
             "action": action,
@@ -66,11 +78,24 @@ async def find_cut(
     ctx: DuckContext, role: RoleName, request: RoleRequest, reply: BaseMessage
 ) -> ContextCut | None:
     """The cut the server made of `request`, if it made one (`reply` says what it read)."""
-    served = await ctx.context_sizes.window(ctx.models.config(role), ctx.settings.ctx_size)
+    config = ctx.models.config(role)
+    served = await ctx.context_sizes.window(config, ctx.settings.ctx_size)
     seen = prompt_seen(reply)
     exact = isinstance(ctx.tokens, ServerTokenizer)
     least = least_read(request.tokens, request.tools_tokens, exact_count=exact)
-    return ContextCut(role, request.sent, seen, served) if was_cut(least, seen, served) else None
+    messages = least_read(request.tokens, 0, exact_count=exact)
+    verdict = judge_read(least, seen, served, messages=messages)
+    low = seen.tokens or 0
+    if verdict == "low" and not ctx.context_sizes.low_count(config, low, request.sent):
+        log.info(
+            "the %s role's server counted %s of %s prompt tokens: not trusted as a cut "
+            "until it says so again", role, seen.tokens, request.sent,
+        )  # fmt: skip
+        return None
+    if verdict == "read":
+        return None
+    needed = window_for(request.needed, config.max_output_tokens)
+    return ContextCut(role, request.sent, seen, served, needed)
 
 
 @dataclass(frozen=True)
@@ -94,7 +119,11 @@ async def ask_uncut(
     the first one's answer already reached the person.
     """
     for shrink in (False, True):
-        asked = await ask(shrink)
+        try:
+            asked = await ask(shrink)
+        except ContextBudgetError as exc:
+            await _no_room(runtime, role, exc, shrunk=shrink)
+            continue
         said = asked.said
         cut = await find_cut(runtime.context, role, asked.request, said) if said else None
         if cut is None or not retry_after_cut(runtime, cut, shrunk=shrink, spoken=asked.spoken):
@@ -102,6 +131,24 @@ async def ask_uncut(
     if asked.spoken:
         report_usage(runtime, role, said)
     return asked.result
+
+
+async def _no_room(
+    runtime: Runtime[DuckContext], role: RoleName, exc: ContextBudgetError, *, shrunk: bool
+) -> None:
+    """A request with no room in the window: say it is packed smaller; if it was, refuse.
+
+    Raises:
+        WindowTooSmall: Even packed smaller, it does not fit.
+    """
+    ctx = runtime.context
+    config = ctx.models.config(role)
+    served = await ctx.context_sizes.window(config, ctx.settings.ctx_size)
+    if shrunk:
+        raise WindowTooSmall(role, served, window_for(exc.essential, config.max_output_tokens))
+    fields = {"served_context": served.tokens, "served_source": served.source}
+    log.warning("no room in the %s role's window of %s tokens: packed smaller", role, served.tokens)
+    emit(runtime, "context_shrunk", role=role, **fields)
 
 
 def report_usage(runtime: Runtime[DuckContext], role: RoleName, said: BaseMessage | None) -> None:
@@ -124,9 +171,10 @@ def report_usage(runtime: Runtime[DuckContext], role: RoleName, said: BaseMessag
 def prompt_report(chunks: Iterable[AIMessageChunk]) -> AIMessageChunk | None:
     """A stream's chunks that say how much of the prompt the server read, merged.
 
-    Only those: merging every chunk of a long answer again would cost more than reading it.
+    Only those (the wire reader's last chunk, `ducklm.models.wire_chat`): merging every
+    chunk of a long answer again would cost more than reading it.
     """
-    said = [c for c in chunks if c.usage_metadata or c.response_metadata.get("truncated")]
+    said = [c for c in chunks if c.usage_metadata or PROMPT_KEY in c.response_metadata]
     return add_ai_message_chunks(*said) if said else None
 
 
@@ -150,7 +198,7 @@ def report_cut(runtime: Runtime[DuckContext], cut: ContextCut, action: CutAction
     """Say so (`context_cut`), and lower the server's window to what it kept."""
     ctx = runtime.context
     if cut.seen.tokens:
-        ctx.context_sizes.learn(ctx.models.config(cut.role), cut.seen.tokens)
+        ctx.context_sizes.learn(ctx.models.config(cut.role), cut.seen.tokens, needed=cut.needed)
     log.warning(
         "the model server cut the %s role's prompt: %s of %s tokens read (%s)",
         cut.role, cut.seen.tokens, cut.sent, action,

@@ -43,11 +43,18 @@ class RoleRequest:
     """The packed messages with chat-template overhead."""
     tools_tokens: int = 0
     """The bound tools' schemas (estimated)."""
+    essential: int = 0
+    """What no packing leaves out: the system prompt and the request."""
 
     @property
     def sent(self) -> int:
         """All of it: about what the server should report reading (`ducklm.models.prompt_usage`)."""
         return self.tokens + self.tools_tokens
+
+    @property
+    def needed(self) -> int:
+        """The input this request cannot do without: its essentials and its tools."""
+        return self.essential + self.tools_tokens
 
 
 async def pack_for_role(
@@ -122,9 +129,10 @@ async def role_request(
     tools = offered_tools(state, ctx, shrink=shrink).prompt_tokens() if native_tools else None
     packed = await _pack(state, ctx, system, role=role, tools_tokens=tools, shrink=shrink)
     if tools is not None:
-        return RoleRequest(packed.messages, packed.tokens, tools)
+        return RoleRequest(packed.messages, packed.tokens, tools, packed.essential)
     rest = fold_turn(packed.messages[1:]) if fold_tools else packed.messages[1:]
-    return RoleRequest([packed.messages[0], *as_text(rest)], packed.tokens)
+    messages = [packed.messages[0], *as_text(rest)]
+    return RoleRequest(messages, packed.tokens, essential=packed.essential)
 
 
 async def role_messages(
