@@ -176,7 +176,13 @@ HIDDEN_CODE: dict[str, list[str]] = {
         "git -C re?o log -p",
         "git --git-dir=.g?t status",
         "git --git-dir='.g[i]t' log",
-        # writes into a .git through a glob (`>> repo/.gi?/config`): PLANTING, 41.1
+        # writes into a .git through a glob (`>> repo/.gi?/config`: PLANTING, 41.1), after
+        # bash's brace expansion and with its `[^...]`
+        "printf '[core]\\n\\tfsmonitor = sh x\\n' >> repo/.{g,x}it/config",
+        "printf x >> repo/.{f..h}it/config",
+        "printf x >> repo/.{A..Z}IT/config",
+        "tee -a repo/.g[^x]t/config < x",
+        "echo 'hooks: [sh x]' > mi?e.toml",
         "git config include.path x",
         "git config --add include.path x",
         "git config -f .git/config includeIf.gitdir:/.path x",
@@ -326,6 +332,9 @@ ORDINARY = [
     "set -x; ls",
     "local -a arr",
     "true",
+    "touch file{1..3}.txt",
+    "mkdir -p src/{a,b}/c",
+    "cp notes.{md,bak}",
     "echo done",
 ]
 """What a model sends every day: each runs without a question."""

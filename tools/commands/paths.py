@@ -25,6 +25,10 @@ Place = Literal[
 _ROOT = PurePosixPath("/")
 _NO_HOME = PurePosixPath("/nonexistent-home")
 _HOME_OR_PWD = re.compile(r"\$(?:\{(?:HOME|PWD)\}|(?:HOME|PWD)(?!\w))")
+_BRACE_LIST = re.compile(r"\{([^{}]*,[^{}]*)\}")
+_BRACE_SEQUENCE = re.compile(r"\{(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?\}")
+_BRACES = re.compile(r"\{[^{}]*\}")
+_MAX_BRACE_WORDS = 64
 
 
 def expand_path(
@@ -61,6 +65,53 @@ def fixed_prefix(path: PurePosixPath) -> PurePosixPath:
             break
         parts.append(part)
     return PurePosixPath(*parts) if parts else PurePosixPath("/")
+
+
+def _runner_of_glob(part: str) -> str | None:
+    """What runs a name that a path part, as a glob, can match (`.gi?`, `.g[^x]t`).
+
+    As in bash, a name that starts with a dot matches only a part that starts with one.
+    """
+    if (found := autorun.runner_of([part])) is not None or not any(c in part for c in "*?["):
+        return found
+    pattern = part.casefold().replace("[^", "[!")  # fnmatch negates only with `!`
+    for name in sorted(autorun.NAMES):
+        if fnmatchcase(name, pattern) and (pattern[:1] == "." or name[:1] != "."):
+            return autorun.runner_of([name])
+    return None
+
+
+def _brace_expansion(part: str) -> list[str]:
+    """The words bash's brace expansion makes of a path part (`.{g,x}it`, `.{f..h}it`).
+
+    Past `_MAX_BRACE_WORDS`, each brace stands for anything (`*`), which can only ask more.
+    """
+    done: list[str] = []
+    todo = [part]
+    while todo:
+        item = todo.pop()
+        match = _BRACE_LIST.search(item) or _BRACE_SEQUENCE.search(item)
+        if match is None:
+            done.append(item)
+            continue
+        words = _brace_words(match)
+        if words is None or len(done) + len(todo) + len(words) > _MAX_BRACE_WORDS:
+            return [_BRACES.sub("*", part)]
+        todo.extend(item[: match.start()] + word + item[match.end() :] for word in words)
+    return done
+
+
+def _brace_words(match: re.Match[str]) -> list[str] | None:
+    """The words of one `{a,b}` or `{x..y[..step]}`; None for a sequence too long."""
+    if match.re is _BRACE_LIST:
+        return match.group(1).split(",")
+    first, last, step = match.group(1), match.group(2), abs(int(match.group(3) or 1)) or 1
+    letters = not first.lstrip("-").isdigit()
+    low, high = (ord(first), ord(last)) if letters else (int(first), int(last))
+    if abs(high - low) // step >= _MAX_BRACE_WORDS:
+        return None
+    numbers = range(low, high + 1, step) if low <= high else range(low, high - 1, -step)
+    return [chr(n) if letters else str(n) for n in numbers]
 
 
 def is_within(path: PurePosixPath, root: PurePosixPath) -> bool:
@@ -112,20 +163,16 @@ class Places:
     def runner(self, word: Word) -> str | None:
         """What runs a workspace path by itself (a `.git`, `.envrc`: `tools/autorun.py`).
 
-        A glob part counts when it can match such a name (`.gi?`, `.g[i]t`); as in
-        bash, only a part that starts with a dot matches a dot name.
+        A glob part counts when it can match such a name (`.gi?`, `.g[i]t`, `mi?e.toml`),
+        after bash's brace expansion (`.{g,x}it`).
         """
         path = self.expand(word)
         if path is None or not is_within(path, self.workspace):
             return None
         for part in path.relative_to(self.workspace).parts:
-            if (found := autorun.runner_of([part])) is not None:
-                return found
-            if part.startswith(".") and any(c in part for c in GLOB_CHARS):
-                pattern = part.casefold()
-                for name in autorun.NAMES:
-                    if fnmatchcase(name, pattern):
-                        return autorun.runner_of([name])
+            for alternative in _brace_expansion(part):
+                if (found := _runner_of_glob(alternative)) is not None:
+                    return found
         return None
 
     def is_socket(self, word: Word) -> bool:
