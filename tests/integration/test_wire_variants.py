@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -190,3 +191,33 @@ async def test_agent_protocol_messages_carry_the_reasoning_apart(
     [*_, [last]] = [part.data for part in parts if part.event == "messages/partial"]
     assert last["content"] == "Hello there."
     assert last["additional_kwargs"][REASONING_KEY] == THOUGHT
+
+
+JSON_ACTION = """
+defaults: {{base_url: {url}, model: scripted, api_key: test}}
+roles:
+  action: {{tool_mode: json, structured_output: json_schema}}
+"""
+
+
+async def test_a_json_reply_after_inline_reasoning_is_read(
+    settings: Settings, llm: ScriptedLLM, tmp_path: Path
+) -> None:
+    """The JSON roles read whole replies through the same reader: `<think>` first is fine."""
+    llm.wire = Wire(reasoning="think_tags")
+    models = tmp_path / "models.yaml"
+    await asyncio.to_thread(models.write_text, JSON_ACTION.format(url=llm.base_url))
+    directive = json.dumps({"tool": "list_dir", "args": {"path": "."}})
+    llm.script(
+        reply(directive, reasoning="A directive, then."),
+        reply(json.dumps({"tool": "answer"}), reasoning="Seen it."),
+        reply("Nothing here.", reasoning=LATER),
+    )
+    update = {"models_config": models, "tool_selector": False}
+    async with DuckLM.open(settings.model_copy(update=update)) as duck:
+        result = await duck.run("what is here?", **QUIET)
+
+    assert (result.status, result.answer) == ("completed", "Nothing here."), result.events
+    [first, *_] = of_type(result.events, "action_decided")
+    assert first["calls"][0]["tool"] == "list_dir" and not first["repaired"]
+    assert not any("<think>" in t for t in sent_texts(llm))
