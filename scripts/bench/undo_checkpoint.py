@@ -8,9 +8,10 @@ baseline), then the same call with the tool node's checkpoint around it
 a change record when something changed), a new step each time, as in a run of one call
 per step. The calls: a read (`cat`, changes nothing) with no write in the 2 s before
 it, the same read right after writes (the files they wrote are racy, `ducklm/undo/
-survey.py`, and git reads them again), a one-file write (`sed -i`), and the read after
-a person's edit outside DuckLM (the checkpoint before it finds the edit). The first
-checkpoint of a workspace hashes every file once; it is reported apart.
+survey.py`, and are read again), a one-file write (`sed -i`), and the read after a
+person's edit outside DuckLM (the checkpoint before it finds the edit). Each snapshot
+walks every entry of the workspace (`survey.py`). The first checkpoint of a workspace
+reads and stores every file once; it is reported apart.
 
     .venv/bin/python scripts/bench/undo_checkpoint.py
 """
