@@ -56,7 +56,10 @@ class QueryValuesHidden(logging.Filter):
         # Each argument first: uvicorn's access formatter reads the args one by one.
         if isinstance(record.args, tuple):
             record.args = tuple(_hide_in(arg) for arg in record.args)
-        message = record.getMessage()
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):  # a bad format: the handler reports it, as without us
+            return True
         hidden = hide_query_values(message)
         if hidden != message:  # a query the args alone did not hold (a URL object, the format)
             record.msg, record.args = hidden, None

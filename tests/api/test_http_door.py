@@ -66,6 +66,12 @@ def test_values_are_hidden_by_shape_not_by_name() -> None:
     assert hide_query_values("is it done? yes") == "is it done? yes"
 
 
+def test_a_bad_log_call_is_left_to_the_handler() -> None:
+    record = logging.LogRecord("x", logging.INFO, __file__, 1, "%s and %s?a=1", ("one",), None)
+    assert HIDE_QUERIES.filter(record)  # no TypeError here: logging reports it on emit
+    assert record.args == ("one",)
+
+
 def test_ducklms_own_log_file_hides_query_values(tmp_path: Path) -> None:
     root = logging.getLogger()
     kept = root.handlers[:], root.level
@@ -125,6 +131,7 @@ HEAD_S = 0.5
 BODY_S = 0.5
 LATE_S = 15.0  # a bound for the loop, not a timing claim: each is closed long before
 SLOW = 20
+RESET = b"(reset)"
 PROMPT = b"GET /ok HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
 
 
@@ -133,8 +140,15 @@ def _quick(settings: Settings) -> Settings:
 
 
 async def _closed(reader: asyncio.StreamReader) -> bytes:
-    """What the server said before it closed the connection (`LATE_S` at most)."""
-    return await asyncio.wait_for(reader.read(), timeout=LATE_S)
+    """What the server said before it closed the connection (`LATE_S` at most).
+
+    `RESET` when the client's own later bytes made the kernel reset the closed connection
+    before its last words were read (a trickling client may).
+    """
+    try:
+        return await asyncio.wait_for(reader.read(), timeout=LATE_S)
+    except ConnectionResetError:
+        return RESET
 
 
 async def test_slow_heads_and_bodies_are_cut_off(settings: Settings) -> None:
@@ -161,8 +175,10 @@ async def test_slow_heads_and_bodies_are_cut_off(settings: Settings) -> None:
             assert words == b"", words  # a preconnect may be idle: closed without a word
         elif i % 4 == 2:
             assert not words.startswith(b"HTTP/1.1 200"), words
-        else:
+        elif i % 4 == 1:
             assert words.startswith(b"HTTP/1.1 408"), words
+        else:  # trickled: 408, unless its next byte reset the connection first
+            assert words.startswith(b"HTTP/1.1 408") or words == RESET, words
 
 
 async def _trickle(writers: list[asyncio.StreamWriter]) -> None:
@@ -175,20 +191,20 @@ async def _trickle(writers: list[asyncio.StreamWriter]) -> None:
 
 
 async def test_a_body_that_keeps_coming_is_not_cut_off(settings: Settings) -> None:
-    """A body earns a second per KiB: eight KiB, a KiB every 0.1 s, outlast `BODY_S`.
+    """A body earns a second per KiB: 4 KiB every 0.1 s, eight times, outlast `BODY_S`.
 
-    (Each KiB comes 0.9 s before the deadline it moves: a loaded machine's pauses fit.)
+    (Each part comes seconds before the deadline it moves: a loaded machine's pauses fit.)
     """
     async with door(_echo_path, _quick(settings)) as port:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(
-            b"POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 8192\r\n"
+            b"POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 32768\r\n"
             b"Connection: close\r\n\r\n"
         )
         for _ in range(8):
-            await asyncio.sleep(0.1)
-            writer.write(b"x" * 1024)
+            writer.write(b"x" * 4096)
             await writer.drain()
+            await asyncio.sleep(0.1)
         answer = await _closed(reader)
         writer.close()
     assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b"/upload?"), answer
