@@ -28,6 +28,8 @@ NOT_SETTINGS = {
     "set by the Makefile from scripts/test-postgres.sh); DuckLM itself never reads it",
     "DUCK_WHEEL_CACHE": "scripts/install-llama.sh's wheel cache folder, read by the "
     "install script before DuckLM (or its venv) exists",
+    "DUCK_TEST_FRESH_PROCESSES": "the tests start each `ducklm` as a new interpreter "
+    "instead of forking the zygote (tests/support/cli.py); DuckLM itself never reads it",
 }
 """`DUCK_*` names that are deliberately not settings, and why."""
 
