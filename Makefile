@@ -46,7 +46,10 @@ typecheck: install
 # Each phase's time is printed and kept (scripts/phase.sh); the end of the run prints the
 # seconds per test folder and the 40 slowest tests, where the CI log's tail shows them
 # (scripts/test_times.py prints the same table again). HYPOTHESIS_PROFILE=deep runs the
-# API fuzz with many more examples (tests/support/hypothesis_profiles.py).
+# API fuzz with many more examples (tests/support/hypothesis_profiles.py). The tests' temporary
+# folders live in a fresh folder per run, removed after it with `rm -rf`: pytest's own
+# clean-up of older runs in /tmp/pytest-of-<user> recurses, and a 1,100-deep tree that an
+# interrupted run left there failed the next run at its exit (RecursionError, exit 1).
 TEST_WORKERS ?= 2
 PHASE := scripts/phase.sh
 test:
@@ -56,9 +59,10 @@ test:
 	@$(PHASE) lint $(MAKE) --no-print-directory lint
 	@$(PHASE) typecheck $(MAKE) --no-print-directory typecheck
 	@url="$${DUCK_TEST_DATABASE_URL:-$$($(PHASE) postgres scripts/test-postgres.sh || true)}"; \
+		tmp="$$(mktemp -d /tmp/ducklm-tests.XXXXXX)"; \
 		DUCK_TEST_DATABASE_URL="$$url" $(PHASE) tests \
-		$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup; \
-		code=$$?; $(PY) scripts/test_times.py; exit $$code
+		$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --basetemp="$$tmp/pytest"; \
+		code=$$?; rm -rf "$$tmp"; $(PY) scripts/test_times.py; exit $$code
 
 bench: install
 	$(PY) scripts/bench/turn_overhead.py
