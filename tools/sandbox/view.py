@@ -244,7 +244,8 @@ def _entries(workspace: Path) -> Iterator[os.DirEntry[str]]:
     while stack:
         folder = stack.pop()
         try:
-            entries = list(os.scandir(folder))
+            with os.scandir(folder) as listing:  # closed even when a read fails midway
+                entries = list(listing)
         except OSError:  # gone, unreadable, or a path too long to name
             continue
         for entry in entries:
