@@ -178,3 +178,13 @@ async def test_a_failed_start_is_retried_after_a_pause_not_every_turn(
     assert server.state == "failed"
     assert server.error == first
     assert server.retry_in_s() > 0
+
+
+async def test_an_input_required_round_with_nobody_to_ask_is_a_tool_error(
+    tmp_path: Path, started: list[McpServer]
+) -> None:
+    server = await _start(started, _server(tmp_path, "trips", python_server()))
+    assert server.revision == CURRENT  # its question comes as an `input_required` result
+    with pytest.raises(ToolError, match="only during one of its tool calls, and none is waiting"):
+        await _call(server, "book_trip")
+    assert server.state == "running"
