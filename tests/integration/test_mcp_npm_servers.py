@@ -2,13 +2,17 @@
 
 The "done when" of the MCP issue: with an `mcp.json` naming the filesystem server,
 `ducklm chat "list the files in /some/dir"` uses it, asks first, and the answer uses its
-output; a trusted read-only tool runs unasked; `ducklm mcp list|tools|check`.
+output; a trusted read-only tool runs unasked; `ducklm mcp list|tools|check`. The
+everything server also in a turn over streamable HTTP (a 2025-11-25 server: DuckLM's
+`server/discover` falls back to the handshake).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -160,3 +164,45 @@ async def test_everything_server_annotations_decide(duck: DuckLM, llm: ScriptedL
     assert (
         question["description"] == "toggle-simulated-logging on the MCP server everything (trusted)"
     )
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+async def test_everything_server_over_streamable_http_in_a_turn(
+    settings: Settings, llm: ScriptedLLM, tmp_path: Path
+) -> None:
+    entry = (await asyncio.to_thread(npm_server, "server-everything"))["args"][0]
+    port = _free_port()
+    server = await asyncio.create_subprocess_exec(
+        "node",
+        entry,
+        "streamableHttp",
+        env={**os.environ, "PORT": str(port)},
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert server.stderr is not None
+        async with asyncio.timeout(60):
+            while b"listening on port" not in await server.stderr.readline():
+                pass
+        url = f"http://127.0.0.1:{port}/mcp"
+        config = await asyncio.to_thread(
+            write_config, tmp_path / "http.json", everything={"url": url, "trust": "trusted"}
+        )
+        async with DuckLM.open(settings.model_copy(update={"mcp_config": config})) as duck:
+            llm.script(reply(tool_calls=[call("everything__get-sum", a=2, b=3)]), reply("Five."))
+            result = await duck.run("what is 2 + 3?", thread_id="t1", critic=False, memory=False)
+            assert result.status == "completed" and not result.pending
+            finished = next(e for e in result.events if e["type"] == "tool_call_finished")
+            assert (finished["server"], finished["status"]) == ("everything", "success")
+            assert "5" in finished["output"]
+            (running,) = duck.context.mcp.servers
+            assert running.revision == "2025-11-25"
+    finally:
+        server.terminate()
+        await server.wait()
