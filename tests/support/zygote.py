@@ -28,6 +28,7 @@ import importlib
 import io
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -214,8 +215,7 @@ class Zygote:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
-        self._folder = Path(tempfile.mkdtemp(prefix="ducklm-zygote-"))
-        self.path = str(self._folder / "zygote.sock")
+        self._folder: Path | None = None  # made at the first start, removed by `stop`
 
     def ensure(self) -> None:
         """Start the zygote unless it runs (blocking: call it on a thread)."""
@@ -223,6 +223,8 @@ class Zygote:
             if self._process is not None and self._process.poll() is None:
                 return
             self._forget()
+            if self._folder is None:
+                self._folder = Path(tempfile.mkdtemp(prefix="ducklm-zygote-"))
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.path)
             env = {k: v for k, v in os.environ.items() if not k.startswith("DUCK_")}
@@ -245,10 +247,15 @@ class Zygote:
                 self._process.kill()
                 self._process.wait()
             self._forget()
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.path)
-            with contextlib.suppress(OSError):
-                self._folder.rmdir()
+            if self._folder is not None:
+                shutil.rmtree(self._folder, ignore_errors=True)
+                self._folder = None
+
+    @property
+    def path(self) -> str:
+        """The zygote's socket (its folder is made at the first start)."""
+        assert self._folder is not None, "the zygote has not started"
+        return str(self._folder / "zygote.sock")
 
     def _forget(self) -> None:
         if self._process is not None and self._process.stdout is not None:
