@@ -37,8 +37,18 @@ def _runtime() -> Any:
     return cast(Any, None)  # the stand-in parts below read nothing from it
 
 
+@pytest.fixture
+def no_servers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No model servers to probe before the stand-in parts (they have no runtime)."""
+
+    async def nothing_to_find(runtime: Any) -> None:
+        return None
+
+    monkeypatch.setattr(turn_start, "find_servers", nothing_to_find)
+
+
 async def test_a_failing_part_raises_its_own_error_and_cancels_the_others(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, no_servers: None
 ) -> None:
     cancelled = asyncio.Event()
 
@@ -62,7 +72,7 @@ async def test_a_failing_part_raises_its_own_error_and_cancels_the_others(
 
 
 async def test_the_parts_run_concurrently_and_their_updates_merge(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, no_servers: None
 ) -> None:
     both_started = asyncio.Barrier(2)
 
@@ -78,7 +88,9 @@ async def test_the_parts_run_concurrently_and_their_updates_merge(
     assert await turn_start.start_turn(DuckState(), _runtime()) == {"step": 0, "recalled": []}
 
 
-async def test_two_parts_writing_one_field_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_two_parts_writing_one_field_is_an_error(
+    monkeypatch: pytest.MonkeyPatch, no_servers: None
+) -> None:
     async def one(state: DuckState, runtime: Any) -> dict[str, Any]:
         return {"step": 1}
 
