@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.schema import StreamPart
 
@@ -171,6 +173,14 @@ async def test_join_events_and_debug_after_a_disconnect(
         client.runs.join_stream(thread_id, run["run_id"], last_event_id=seen[-1].id)
     )
     whole = await collect(client.runs.join_stream(thread_id, run["run_id"], last_event_id="-1"))
+    ids = [p.id for p in whole]
+    if target.name == "reference" and ids.count(seen[-1].id) > 1:
+        # langgraph_runtime_inmem names every event of one millisecond `{ms}-0`, so a
+        # resume after such an id loses the rest of that millisecond: its bug, seen
+        # here only when the disconnect falls inside a shared millisecond.
+        pytest.xfail("reference: events of one millisecond share one id, so a resume loses some")
+    if target.name != "reference":
+        assert len(set(ids)) == len(ids), "each event has its own id"
     joined = [(p.id, p.event, p.data) for p in [*seen, *rest]]
     assert joined == [(p.id, p.event, p.data) for p in whole]
     assert {p.event for p in whole} == {"metadata", "events", "debug"}
