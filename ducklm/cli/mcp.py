@@ -4,7 +4,8 @@ Standalone commands: they start the enabled servers themselves (a running `duckl
 serve` keeps its own sessions), ask each for its tools, and stop them again; nothing
 else of DuckLM opens. `check` exits 1 when a server failed to start. `ducklm mcp serve`
 (DuckLM itself as an MCP server) is `mcp_serve.py`; `login` and `logout` (OAuth) are
-`mcp_login.py`; `prompts` and `resources` are `mcp_typed.py`.
+`mcp_login.py`; `prompts` and `resources` are `mcp_typed.py`; both kinds start the
+servers through `mcp_started.py`.
 """
 
 from __future__ import annotations
@@ -12,16 +13,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ducklm.cli.mcp_login import add_login_commands
 from ducklm.cli.mcp_serve import cmd_mcp_serve
+from ducklm.cli.mcp_started import started_servers
 from ducklm.cli.mcp_typed import add_typed_commands
 from ducklm.config.settings import Settings
 from ducklm.mcp.config import load_mcp_config
-
-if TYPE_CHECKING:
-    from ducklm.mcp.servers import McpServers
 
 NO_SERVERS = "no MCP servers in {path}"
 
@@ -111,19 +110,6 @@ async def cmd_mcp_check(settings: Settings, args: argparse.Namespace) -> int:
         return 1 if any(s.session is None for s in servers.servers) else 0
     finally:
         await servers.aclose()
-
-
-async def started_servers(settings: Settings) -> McpServers:
-    """The enabled servers, started (the caller stops them)."""
-    # The sessions need LangChain and the MCP SDK: loaded here, not when the CLI starts.
-    from ducklm.mcp.servers import build_servers  # noqa: PLC0415
-
-    specs = await asyncio.to_thread(load_mcp_config, settings.mcp_config_path)
-    # stdio servers run in the workspace unless the config names a folder.
-    await asyncio.to_thread(settings.workspace.mkdir, parents=True, exist_ok=True)
-    servers = build_servers(specs, settings)
-    await servers.ensure()
-    return servers
 
 
 def _row(row: dict[str, Any]) -> str:

@@ -12,6 +12,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ducklm.cli.mcp_started import started_servers
 from ducklm.config.settings import Settings
 
 if TYPE_CHECKING:
@@ -53,7 +54,6 @@ async def cmd_mcp_resources(settings: Settings, args: argparse.Namespace) -> int
 
 
 async def _print(settings: Settings, each: Any, as_json: bool, line: Any) -> int:
-    from ducklm.cli.mcp import started_servers  # noqa: PLC0415  it imports this module
     from ducklm.mcp.catalog import from_each  # noqa: PLC0415
 
     servers = await started_servers(settings)

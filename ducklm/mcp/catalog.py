@@ -21,10 +21,10 @@ from ducklm.mcp.errors import TypedInputError
 if TYPE_CHECKING:
     from mcp import ClientSession, types
 
-    from ducklm.mcp.server import McpServer
-    from ducklm.mcp.servers import McpServers
+    from ducklm.mcp.running import RunningServer, ServerSet
 
 T = TypeVar("T")
+S = TypeVar("S", bound="RunningServer")
 Kind = Literal["prompts", "resources"]
 NOT_RUNNING = "the MCP server {name!r} is not running: {why}"
 FAILED = "the MCP server {name} could not {what}: {why}"
@@ -32,7 +32,7 @@ FAILED = "the MCP server {name} could not {what}: {why}"
 _lists: WeakKeyDictionary[Any, dict[Kind, tuple[int, list[Any]]]] = WeakKeyDictionary()
 
 
-def running_session(server: McpServer) -> ClientSession:
+def running_session(server: RunningServer) -> ClientSession:
     """The server's open session.
 
     Raises:
@@ -59,7 +59,7 @@ def offers(session: ClientSession, kind: Kind) -> bool:
 
 
 async def listed(
-    server: McpServer, kind: Kind, fetch: Callable[[ClientSession], Awaitable[list[T]]]
+    server: RunningServer, kind: Kind, fetch: Callable[[ClientSession], Awaitable[list[T]]]
 ) -> list[T]:
     """The server's list of `kind`, from the cache while its session, count and TTL hold."""
     session = running_session(server)
@@ -76,7 +76,7 @@ async def listed(
 
 
 async def from_each(
-    mcp: McpServers, each: Callable[[McpServer], Awaitable[list[T]]]
+    mcp: ServerSet[S], each: Callable[[S], Awaitable[list[T]]]
 ) -> tuple[list[T], list[tuple[str, str]]]:
     """`each` of every server (started if need be), and `(server, why)` of those that failed."""
     await mcp.ensure()
@@ -91,7 +91,7 @@ async def from_each(
 
 
 async def guarded(
-    server: McpServer, what: str, work: Awaitable[T], error: type[Exception] = TypedInputError
+    server: RunningServer, what: str, work: Awaitable[T], error: type[Exception] = TypedInputError
 ) -> T:
     """`work` within the server's total deadline; its failures as `error`, in words."""
     try:

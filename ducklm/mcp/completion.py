@@ -15,14 +15,14 @@ from ducklm.mcp.catalog import guarded, running_session
 from ducklm.mcp.errors import TypedInputError
 
 if TYPE_CHECKING:
-    from ducklm.mcp.server import McpServer
+    from ducklm.mcp.running import RunningServer
 
 MAX_VALUES = 100
 """The spec caps a reply at 100 values."""
 
 
 async def complete_prompt_argument(
-    server: McpServer, prompt: str, argument: str, value: str, given: dict[str, str]
+    server: RunningServer, prompt: str, argument: str, value: str, given: dict[str, str]
 ) -> tuple[list[str], bool]:
     """The server's values for `argument` of `prompt` from `value`; whether it has more.
 

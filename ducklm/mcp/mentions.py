@@ -29,7 +29,7 @@ from ducklm.tools.trust import Taint, taint_of
 if TYPE_CHECKING:
     from mcp import ClientSession
 
-    from ducklm.mcp.server import McpServer
+    from ducklm.mcp.running import RunningServer
 
 MENTION = re.compile(r"(?<!\S)@(?P<server>[A-Za-z0-9_.-]+):(?P<uri>\S+)")
 TRAILING = ".,;!?)]}\"'"
@@ -85,7 +85,7 @@ def find_mentions(text: str, servers: set[str]) -> list[Mention]:
     return found
 
 
-async def list_resources(server: McpServer) -> list[dict[str, Any]]:
+async def list_resources(server: RunningServer) -> list[dict[str, Any]]:
     """The resources `server` lists, then its resource templates, for completion.
 
     Each is `uri`, `name`, `description`, `mime_type` and `template` (the `uri` is then
@@ -119,7 +119,7 @@ def _entry(uri: str, item: Any, *, template: bool) -> dict[str, Any]:
     }
 
 
-async def attach(server: McpServer, mention: Mention) -> Attachment:
+async def attach(server: RunningServer, mention: Mention) -> Attachment:
     """Read the resource `mention` names and render it for the message.
 
     Raises:
@@ -148,7 +148,7 @@ async def attach(server: McpServer, mention: Mention) -> Attachment:
     return Attachment(mention, text, rendered.parts, taint)
 
 
-def _render(contents: list[Any], server: McpServer) -> Any:
+def _render(contents: list[Any], server: RunningServer) -> Any:
     from mcp import types  # noqa: PLC0415  loaded with the session
 
     blocks = [types.EmbeddedResource(type="resource", resource=c) for c in contents]

@@ -21,7 +21,7 @@ from ducklm.mcp.errors import TypedInputError
 if TYPE_CHECKING:
     from mcp import ClientSession
 
-    from ducklm.mcp.server import McpServer
+    from ducklm.mcp.running import RunningServer
 
 UNKNOWN_PROMPT = "the MCP server {server!r} has no prompt {name!r}{known}"
 MISSING = "/{server}:{name} needs {missing}"
@@ -66,7 +66,7 @@ class SentMessage:
     text: str
 
 
-async def list_prompts(server: McpServer) -> list[PromptInfo]:
+async def list_prompts(server: RunningServer) -> list[PromptInfo]:
     """The prompts `server` offers (none when it has no `prompts` capability).
 
     Raises:
@@ -94,7 +94,7 @@ def _info(server: str, prompt: Any) -> PromptInfo:
     return PromptInfo(server, prompt.name, prompt.description or "", arguments)
 
 
-async def find_prompt(server: McpServer, name: str) -> PromptInfo:
+async def find_prompt(server: RunningServer, name: str) -> PromptInfo:
     """The prompt `name` of `server`.
 
     Raises:
@@ -165,7 +165,9 @@ def _listing(missing: list[str]) -> str:
     return f"the {noun} {joined}"
 
 
-async def get_prompt(server: McpServer, name: str, arguments: dict[str, str]) -> list[SentMessage]:
+async def get_prompt(
+    server: RunningServer, name: str, arguments: dict[str, str]
+) -> list[SentMessage]:
     """The prompt's messages, rendered as text (`prompts/get`).
 
     Raises:
@@ -176,7 +178,7 @@ async def get_prompt(server: McpServer, name: str, arguments: dict[str, str]) ->
     return await asyncio.to_thread(_render, result.messages, server)
 
 
-def _render(messages: list[Any], server: McpServer) -> list[SentMessage]:
+def _render(messages: list[Any], server: RunningServer) -> list[SentMessage]:
     from mcp import types  # noqa: PLC0415  loaded with the session
 
     rendered = []

@@ -24,7 +24,7 @@ from ducklm.tools.mcp_info import METADATA_KEY, McpToolInfo, model_name
 if TYPE_CHECKING:
     from mcp import ClientSession
 
-    from ducklm.mcp.server import McpServer
+    from ducklm.mcp.running import RunningServer
 
 T = TypeVar("T")
 LIST = "list_resources"
@@ -47,7 +47,7 @@ READ_SCHEMA = {
 }
 
 
-def resource_tools(server: McpServer, session: ClientSession) -> list[BaseTool]:
+def resource_tools(server: RunningServer, session: ClientSession) -> list[BaseTool]:
     """The two resource tools of `server`, or none when it offers no resources."""
     capabilities = session.server_capabilities
     if capabilities is None or capabilities.resources is None:
@@ -75,7 +75,9 @@ def resource_tools(server: McpServer, session: ClientSession) -> list[BaseTool]:
     ]
 
 
-def _tool(server: McpServer, tool: str, words: str, schema: dict[str, Any], run: Any) -> BaseTool:
+def _tool(
+    server: RunningServer, tool: str, words: str, schema: dict[str, Any], run: Any
+) -> BaseTool:
     spec = server.spec
     info = McpToolInfo(
         server=spec.name,
@@ -95,12 +97,12 @@ def _tool(server: McpServer, tool: str, words: str, schema: dict[str, Any], run:
     )
 
 
-async def _guarded(server: McpServer, what: str, work: Awaitable[T]) -> T:
+async def _guarded(server: RunningServer, what: str, work: Awaitable[T]) -> T:
     """`work` within the server's total deadline; its failures as tool errors."""
     return await guarded(server, what, work, ToolError)
 
 
-async def _list(server: McpServer) -> str:
+async def _list(server: RunningServer) -> str:
     session = _session(server)
     lines, cursor = [], None
     while True:
@@ -125,7 +127,7 @@ def _about(mime_type: str | None, description: str | None) -> tuple[str, str]:
     return (f" ({mime_type})" if mime_type else "", f": {description}" if description else "")
 
 
-async def _read(server: McpServer, uri: str) -> tuple[str, dict[str, Any]]:
+async def _read(server: RunningServer, uri: str) -> tuple[str, dict[str, Any]]:
     from mcp import types  # noqa: PLC0415  loaded with the session
 
     result = await _session(server).read_resource(uri)
@@ -135,7 +137,7 @@ async def _read(server: McpServer, uri: str) -> tuple[str, dict[str, Any]]:
     return rendered.text, rendered.artifact()
 
 
-def _session(server: McpServer) -> ClientSession:
+def _session(server: RunningServer) -> ClientSession:
     session = server.session
     if session is None:
         raise ToolError(server.error or f"the MCP server {server.spec.name} is not running")

@@ -32,7 +32,7 @@ from ducklm.tools.mcp_info import METADATA_KEY, McpToolInfo, model_name, progres
 if TYPE_CHECKING:
     from mcp import types
 
-    from ducklm.mcp.server import McpServer
+    from ducklm.mcp.running import RunningServer
     from ducklm.mcp.session import DuckSession
 
 # The audit log keeps a tool's whole output; a server answering megabytes would fill it.
@@ -48,7 +48,7 @@ PROTOCOL_ERROR = "the MCP server refused the call to {name}: {message} (JSON-RPC
 LINK_NOT_OPENED = "the MCP server needs the person to open a link first, and they chose {action}"
 
 
-def adapt_tool(server: McpServer, tool: types.Tool) -> BaseTool:
+def adapt_tool(server: RunningServer, tool: types.Tool) -> BaseTool:
     """The MCP `tool` of `server` under DuckLM's name, rules and metadata."""
     spec = server.spec
     hints = (
@@ -87,7 +87,7 @@ def model_schema(schema: dict[str, Any] | None) -> dict[str, Any]:
     return dict(schema) if schema else {"type": "object", "properties": {}}
 
 
-async def _call(server: McpServer, info: McpToolInfo, args: dict[str, Any]) -> tuple[str, Any]:
+async def _call(server: RunningServer, info: McpToolInfo, args: dict[str, Any]) -> tuple[str, Any]:
     from mcp import MCPError  # noqa: PLC0415  loaded with the session
     from mcp.types import CONNECTION_CLOSED  # noqa: PLC0415
 
@@ -115,7 +115,7 @@ async def _call(server: McpServer, info: McpToolInfo, args: dict[str, Any]) -> t
 
 
 async def _within_deadlines(
-    session: DuckSession, server: McpServer, info: McpToolInfo, args: dict[str, Any]
+    session: DuckSession, server: RunningServer, info: McpToolInfo, args: dict[str, Any]
 ) -> types.CallToolResult:
     """`tools/call`, given up (and cancelled) past the idle or the total deadline."""
     from ducklm.mcp.rounds import call_in_rounds  # noqa: PLC0415  loaded with the session
@@ -147,7 +147,7 @@ async def _within_deadlines(
 
 
 async def _opening_links(
-    server: McpServer, asks: CallAsks, call: Callable[[], Awaitable[types.CallToolResult]]
+    server: RunningServer, asks: CallAsks, call: Callable[[], Awaitable[types.CallToolResult]]
 ) -> types.CallToolResult:
     """`_answering`, made once more after the person opened the links a -32042 error names.
 
@@ -187,7 +187,7 @@ async def _opening_links(
 
 
 async def _answering(
-    server: McpServer, asks: CallAsks, call: Awaitable[types.CallToolResult]
+    server: RunningServer, asks: CallAsks, call: Awaitable[types.CallToolResult]
 ) -> types.CallToolResult:
     """`call`, with the server's questions going to `asks`; stopped at one it cannot answer.
 

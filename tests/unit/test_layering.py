@@ -195,3 +195,34 @@ def test_doors_reach_the_graph_and_the_vault_only_through_the_facade() -> None:
             ):
                 reached.append(f"{module}:{node.lineno} .{node.attr}")
     assert reached == []
+
+
+CIRCLE_FREE = ("ducklm.mcp", "ducklm.cli.mcp")
+"""Module prefixes whose modules import no circle, `TYPE_CHECKING` imports counted (a type
+named there is a dependency all the same: six `ducklm.mcp` modules once circled by them)."""
+
+
+def _every_import(module: str, path: Path, known: set[str]) -> set[str]:
+    """The package's modules `module` names in any import, type-checking ones too."""
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            base = node.module or ""
+            names.extend([base, *(f"{base}.{alias.name}" for alias in node.names)])
+    return {found for name in names if (found := _known_prefix(name, known)) != module and found}
+
+
+def test_no_circle_among_the_mcp_modules() -> None:
+    modules = {m: p for m, p in _modules().items() if m.startswith(CIRCLE_FREE)}
+    graph: dict[str, set[str]] = defaultdict(set)
+    for module, path in modules.items():
+        graph[module] = {t for t in _every_import(module, path, set(modules)) if t in modules}
+    circles = sorted(
+        (source, target)
+        for source in graph
+        for target in graph[source]
+        if _reaches(graph, target, source)
+    )
+    assert circles == []
