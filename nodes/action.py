@@ -29,7 +29,12 @@ from langgraph.runtime import Runtime
 
 from ducklm.graph.state import DuckState
 from ducklm.kit.events import TokenSender, emit
-from ducklm.models.answer_stream import AnswerStream, answer_message, reasoning_of
+from ducklm.models.answer_stream import (
+    AnswerStream,
+    answer_message,
+    reasoning_of,
+    working_message,
+)
 from ducklm.nodes.action_json import decide_with_directive, fill_arguments
 from ducklm.turn.action_decision import report_decision, report_message
 from ducklm.turn.planning.text import step_brief
@@ -102,6 +107,8 @@ async def _decide_with_tools(state: DuckState, runtime: Runtime[DuckContext]) ->
         if answer_streams:
             emit(runtime, "answer_cut", **answer.cut_fields("action"))
     report_message(runtime, message, in_step=bool(state.current_step))
+    if message.text.strip() and not answer_streams:
+        message = working_message(message)  # a step's result, or text nobody was shown
     update: dict[str, Any] = {"messages": [message]}
     if answer_streams and is_answer(message):
         update["final"] = message.text

@@ -33,6 +33,7 @@ from langgraph.runtime import Runtime
 
 from ducklm.graph.state import DuckState
 from ducklm.kit.events import emit
+from ducklm.models.answer_stream import working_message
 from ducklm.models.clients import schema_instructions
 from ducklm.models.prompts import Prompts
 from ducklm.models.roles import StructuredOutput
@@ -268,6 +269,7 @@ def _apply(directive: Directive, runtime: Runtime[DuckContext], *, in_step: bool
         # Inside a plan step, a directive without actions ends the step: its reasoning
         # is the step's result, kept in the transcript for the review and later steps.
         if in_step and directive.reasoning.strip():
-            return {"messages": [AIMessage(content=directive.reasoning.strip())]}
+            step_result = AIMessage(content=directive.reasoning.strip())
+            return {"messages": [working_message(step_result)]}
         return {}
     return {"messages": [AIMessage(content="", tool_calls=directive.calls)]}

@@ -149,6 +149,9 @@ class MessageView(BaseModel):
     status: str | None = None
     cut: CutReason | None = None
     """An answer DuckLM cut: `repeating` (ended as it repeated itself) or `length`."""
+    working: bool = False
+    """Its text is the turn's working (a plan step's result), not an answer: the chat
+    shows it in the plan, never as the answer (`ducklm.models.answer_stream.WORKING_KEY`)."""
 
 
 class ConversationDetail(BaseModel):

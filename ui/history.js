@@ -58,7 +58,8 @@ function addMessages(turn, messages) {
   for (const message of messages) {
     const text = textOf(message.content);
     if (message.role === "assistant") {
-      turn.addText(text);
+      // The live view showed a step's result in the plan, never as the answer: so here.
+      if (!message.working) turn.addText(text);
       if (message.cut) turn.markCut(message.cut);
       if (message.tool_calls?.length) turn.addToolCalls(message.tool_calls);
     } else if (message.role === "tool") {

@@ -29,6 +29,14 @@ CUT_NOTES: dict[CutReason, str] = {
     "length": "stopped at the length limit",
 }
 """What people read under a cut answer (the web chat has the same words, `ui/turn.js`)."""
+WORKING_KEY = "ducklm_working"
+"""The key of an assistant message's `additional_kwargs` when its text is not an answer.
+
+A plan step's result and an action reply's text that did not stream are the turn's
+working: the person saw them in the plan (or not at all), never as the answer. The
+reopened chat, `ducklm history` and the exports show only the other texts as answers,
+so a turn reads the same after a reload as it did live.
+"""
 
 
 class AnswerStream:
@@ -94,6 +102,17 @@ def answer_message(text: str, cut: CutReason | None, reasoning: str = "") -> AIM
         additional_kwargs={REASONING_KEY: reasoning} if reasoning else {},
         response_metadata={CUT_KEY: cut} if cut else {},
     )
+
+
+def working_message(message: AIMessage) -> AIMessage:
+    """`message`, marked as working: its text was not shown as the answer."""
+    kwargs = {**message.additional_kwargs, WORKING_KEY: True}
+    return message.model_copy(update={"additional_kwargs": kwargs})
+
+
+def is_working(message: Any) -> bool:
+    """Whether a stored message's text is working, not an answer (`WORKING_KEY`)."""
+    return bool((getattr(message, "additional_kwargs", None) or {}).get(WORKING_KEY))
 
 
 def reasoning_of(message: Any) -> str:

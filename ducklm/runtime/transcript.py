@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 
 from ducklm.kit.events import Event
+from ducklm.models.answer_stream import is_working
 from ducklm.runtime.call_outcomes import CallRecord, QuestionRecord, calls_of, questions_of
 from ducklm.stores import RunStores, TaskRecord, TaskStatus
 
@@ -157,7 +158,7 @@ def _turn_lines(exchange: Exchange) -> list[str]:
     questions = list(exchange.questions)
     lines: list[str] = []
     for message in exchange.messages:
-        if isinstance(message, AIMessage) and message.text:
+        if isinstance(message, AIMessage) and message.text and not is_working(message):
             lines.append(f"duck: {message.text}")
         ids = (
             [str(c["id"] or "") for c in message.tool_calls]

@@ -7,7 +7,9 @@ import json
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from ducklm.models.answer_stream import is_working, working_message
 from ducklm.runtime.exports import BadImport, markdown_export, read_jsonl
+from ducklm.runtime.exports.jsonl import jsonl_export
 from ducklm.runtime.exports.reading import NOT_RUN
 from ducklm.runtime.transcript import Exchange
 from ducklm.stores import Conversation
@@ -71,3 +73,15 @@ def test_markdown_fences_outlast_the_backticks_inside() -> None:
     assert text.startswith("# Fences\n\n*Exported from DuckLM on 1970-01-01 00:00 UTC")
     assert "Output:\n\n````text\n```python\nprint(1)\n```\n````" in text
     assert text.rstrip().endswith("It prints 1.")
+
+
+def test_a_steps_result_is_no_answer_in_either_format_and_survives_an_import() -> None:
+    conversation = Conversation("c", "Steps", None, 0.0, 0.0)
+    turn = [working_message(AIMessage("Handled hello.txt.")), AIMessage("hello.txt says hi.")]
+    exchanges = [Exchange("read hello.txt", messages=turn)]
+    markdown = markdown_export(conversation, exchanges, 0.0)
+    assert "Handled" not in markdown
+    assert markdown.endswith("## DuckLM\n\nhello.txt says hi.\n")
+    found = read_jsonl(jsonl_export(conversation, exchanges, 0.0))
+    step, answer = found.messages[1:]
+    assert (is_working(step), step.text, is_working(answer)) == (True, "Handled hello.txt.", False)

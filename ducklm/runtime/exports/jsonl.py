@@ -9,6 +9,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 
+from ducklm.models.answer_stream import is_working
 from ducklm.runtime.exports.lines import HeaderLine
 from ducklm.runtime.transcript import Exchange
 from ducklm.stores import Conversation
@@ -62,6 +63,8 @@ def message_line(message: AnyMessage) -> dict[str, Any] | None:
         return {"type": "message", "role": "user", "content": message.text}
     if isinstance(message, AIMessage):
         line: dict[str, Any] = {"type": "message", "role": "assistant", "content": message.text}
+        if is_working(message):
+            line["working"] = True
         if message.tool_calls:
             line["tool_calls"] = [
                 {"id": c["id"], "name": c["name"], "args": c["args"]} for c in message.tool_calls

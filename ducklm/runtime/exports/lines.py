@@ -63,6 +63,8 @@ class MessageLine(_Line):
     status: Literal["success", "error"] | None = None
     task_id: str | None = Field(default=None, max_length=MAX_ID)
     """The task a user message started, when recorded."""
+    working: bool = False
+    """An assistant message whose text is not an answer (a plan step's result)."""
 
 
 class RecordLine(BaseModel):

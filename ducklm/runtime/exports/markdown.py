@@ -9,6 +9,7 @@ from collections.abc import Iterator, Sequence
 
 from langchain_core.messages import AIMessage, ToolMessage
 
+from ducklm.models.answer_stream import is_working
 from ducklm.runtime.call_outcomes import CallRecord, QuestionRecord
 from ducklm.runtime.transcript import Exchange
 from ducklm.stores import Conversation
@@ -44,7 +45,7 @@ def _turn(exchange: Exchange) -> Iterator[str]:
             yield "## DuckLM"
             said_heading = True
         if isinstance(message, AIMessage):
-            if message.text:
+            if message.text and not is_working(message):  # answers only, as the chat shows
                 yield message.text
             for call in message.tool_calls:
                 call_id = str(call["id"] or "")

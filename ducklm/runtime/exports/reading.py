@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from pydantic import BaseModel, ValidationError
 
+from ducklm.models.answer_stream import working_message
 from ducklm.runtime.exports.lines import (
     FORMAT,
     RECORD_TYPES,
@@ -112,7 +113,8 @@ class _History:
             self.messages.append(HumanMessage(line.content))
             return
         calls = [{"id": c.id, "name": c.name, "args": c.args} for c in line.tool_calls]
-        self.messages.append(AIMessage(line.content, tool_calls=calls))
+        said = AIMessage(line.content, tool_calls=calls)
+        self.messages.append(working_message(said) if line.working else said)
         self.open_calls = {c.id: c.name for c in line.tool_calls}
 
     def _result(self, number: int, line: MessageLine) -> ToolMessage:
