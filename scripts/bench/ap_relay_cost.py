@@ -2,7 +2,7 @@
 
 On PostgreSQL the worker holding an Agent Protocol run maps, numbers, journals and
 `NOTIFY`s each of its events once a follower on another worker asks for them
-(`server/agent_protocol/run_relay.py`). That work shares the running worker's event
+(`server/agent_protocol/runs/relay.py`). That work shares the running worker's event
 loop with the run. Measured on one served app over a fresh schema of
 `DUCK_TEST_DATABASE_URL` and the scripted model (a token every `GAP_S`): time to the
 first `messages` event and to the stream's end of `POST /threads/{id}/runs/stream`,
@@ -27,7 +27,7 @@ from pathlib import Path
 
 from _common import ScriptedLLM, duck_settings, header, median_ms, postgres_url, reply, table
 
-from ducklm.server.agent_protocol.run_relay import ask
+from ducklm.server.agent_protocol.runs.relay import ask
 from tests.support.postgres import fresh_schema
 from tests.support.server import Served, serve
 

@@ -4,7 +4,7 @@ Two `ducklm serve` workers on a fresh schema of `DUCK_TEST_DATABASE_URL`
 (scripts/test-postgres.sh prints one) and the scripted model. A background run on
 worker A (`stream_mode` `values` + `messages-tuple`) is followed from its start
 (`Last-Event-ID: -1`) by one SSE client on A and one on B at once; B's events come
-through the relay (`NOTIFY` and the journal, `server/agent_protocol/run_relay.py`).
+through the relay (`NOTIFY` and the journal, `server/agent_protocol/runs/relay.py`).
 Measured for each event id both got: how much later B had it than A (median, p95), and
 each client's events/s from its first token to its last event, as the ratio B / A:
 

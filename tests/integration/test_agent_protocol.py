@@ -25,7 +25,7 @@ from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEnti
 from langgraph_sdk.schema import StreamPart, StreamPartV2
 
 from ducklm.config.settings import Settings
-from ducklm.server.agent_protocol.assistants import ASSISTANT_ID
+from ducklm.server.agent_protocol.assistants.routes import ASSISTANT_ID
 from tests.support.fake_sudo import PASSWORD
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 from tests.support.server import Served

@@ -18,8 +18,8 @@ from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import NotFoundError
 
 from ducklm.config.settings import Settings
-from ducklm.server.agent_protocol.deps import Door
-from ducklm.server.agent_protocol.retention import sweep_expired
+from ducklm.server.agent_protocol.common.deps import Door
+from ducklm.server.agent_protocol.threads.retention import sweep_expired
 from tests.support.agent_runs import QUIET, human_texts, new_thread, prompt
 from tests.support.scripted_llm import ScriptedLLM, reply
 from tests.support.server import Served, sdk_client, serve

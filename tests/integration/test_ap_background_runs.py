@@ -13,7 +13,7 @@ import pytest
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import NotFoundError
 
-from ducklm.server.agent_protocol.identity import ASSISTANT_ID
+from ducklm.server.agent_protocol.common.identity import ASSISTANT_ID
 from tests.support.agent_runs import QUIET, human_texts, new_thread, prompt, requests_reach
 from tests.support.scripted_llm import ScriptedLLM, reply
 from tests.support.server import Served
@@ -110,7 +110,7 @@ async def test_a_rolled_back_run_is_gone_with_its_checkpoints(
     assert human_texts(after["values"]) == ["keep"]
     assert after["values"]["final"] == "Kept."
     # The state is the one before the run (SQLite's checkpointer cannot delete by run:
-    # the pre-run checkpoint is copied forward; `cancelling.py` says why).
+    # the pre-run checkpoint is copied forward; `runs/cancel.py` says why).
     assert (after["values"], after["next"]) == (before["values"], before["next"])
     with pytest.raises(httpx.HTTPStatusError):
         await client.runs.join(thread_id, run["run_id"])

@@ -9,7 +9,7 @@ from typing import Any
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.schema import StreamPart, StreamPartV2
 
-from ducklm.server.agent_protocol.deps import Door
+from ducklm.server.agent_protocol.common.deps import Door
 from tests.support.scripted_llm import ScriptedLLM
 from tests.support.server import Served
 

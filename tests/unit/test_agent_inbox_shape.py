@@ -1,8 +1,8 @@
-"""The Agent Protocol door's earlier agent-inbox shape (server/agent_protocol/inbox.py)."""
+"""The Agent Protocol door's earlier agent-inbox shape (server/agent_protocol/common/inbox.py)."""
 
 from __future__ import annotations
 
-from ducklm.server.agent_protocol.inbox import as_decisions, with_inbox_keys
+from ducklm.server.agent_protocol.common.inbox import as_decisions, with_inbox_keys
 from ducklm.tools.hitl import build_request, parse_decisions
 
 WRITE = {"name": "file_write", "args": {"path": "a.txt"}, "description": "overwrites a.txt"}

@@ -21,9 +21,9 @@ from langgraph.graph import START, StateGraph
 
 from ducklm.runtime.channel import GraphChunk
 from ducklm.runtime.graph_stream import EVENTS, graph_chunks
-from ducklm.server.agent_protocol.debug_mode import debug_payload
-from ducklm.server.agent_protocol.joining import mode_of
-from ducklm.server.agent_protocol.streaming import map_items
+from ducklm.server.agent_protocol.streaming.debug import debug_payload
+from ducklm.server.agent_protocol.streaming.events import map_items
+from ducklm.server.agent_protocol.streaming.joining import mode_of
 
 
 class Notes(TypedDict):

@@ -1,8 +1,8 @@
 """One tick of a cron: a run admitted as any run of the door, or a tick skipped, and why.
 
 A cron's run is the run a `POST /threads/{id}/runs` (or `POST /runs`) with its payload
-would make: the same checks (`run_spec.py`), admission and multitask strategy
-(`launch.py`), hub task, bookkeeping, webhook and approval rules. A question it meets
+would make: the same checks (`runs/spec.py`), admission and multitask strategy
+(`runs/launch.py`), hub task, bookkeeping, webhook and approval rules. A question it meets
 waits for the person like any other (the web chat's approvals page lists it); while it
 waits, the cron's next ticks on that thread are skipped, not stacked.
 
@@ -23,14 +23,14 @@ from fastapi import HTTPException
 from pydantic import ValidationError
 
 from ducklm.runtime.facade import DuckLM
-from ducklm.server.agent_protocol.catalog import find_thread
+from ducklm.server.agent_protocol.common.deps import Door
+from ducklm.server.agent_protocol.common.schemas import RunCreate
 from ducklm.server.agent_protocol.crons.store import CronRow, TickOutcome
-from ducklm.server.agent_protocol.deps import Door
-from ducklm.server.agent_protocol.joining import RunHandle
-from ducklm.server.agent_protocol.launch import admit
-from ducklm.server.agent_protocol.run_lookup import duck_record
-from ducklm.server.agent_protocol.run_spec import stateless_run, thread_run
-from ducklm.server.agent_protocol.schemas import RunCreate
+from ducklm.server.agent_protocol.runs.launch import admit
+from ducklm.server.agent_protocol.runs.lookup import duck_record
+from ducklm.server.agent_protocol.runs.spec import stateless_run, thread_run
+from ducklm.server.agent_protocol.streaming.joining import RunHandle
+from ducklm.server.agent_protocol.threads.catalog import find_thread
 from ducklm.server.tasks import TaskHub, ThreadBusy
 
 log = logging.getLogger(__name__)

@@ -11,6 +11,9 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Response
 
+from ducklm.server.agent_protocol.common.deps import DoorDep, DuckDep, ThreadDep
+from ducklm.server.agent_protocol.common.identity import ASSISTANT_ID, GRAPH_ID, is_assistant
+from ducklm.server.agent_protocol.common.wire import WireResponse
 from ducklm.server.agent_protocol.crons.rows import cron_view, new_cron, patched
 from ducklm.server.agent_protocol.crons.schemas import (
     Cron,
@@ -20,9 +23,6 @@ from ducklm.server.agent_protocol.crons.schemas import (
     CronSearch,
 )
 from ducklm.server.agent_protocol.crons.store import CronRow
-from ducklm.server.agent_protocol.deps import DoorDep, DuckDep, ThreadDep
-from ducklm.server.agent_protocol.identity import ASSISTANT_ID, GRAPH_ID, is_assistant
-from ducklm.server.agent_protocol.wire import WireResponse
 from ducklm.server.responses import errors
 
 router = APIRouter()

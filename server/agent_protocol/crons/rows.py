@@ -16,6 +16,9 @@ from fastapi import HTTPException
 from pydantic import ValidationError
 
 from ducklm.runtime.facade import DuckLM
+from ducklm.server.agent_protocol.common.identity import ASSISTANT_ID
+from ducklm.server.agent_protocol.common.schemas import RunCreate
+from ducklm.server.agent_protocol.common.views import iso_time
 from ducklm.server.agent_protocol.crons.schedule import (
     ScheduleError,
     check_schedule,
@@ -24,10 +27,7 @@ from ducklm.server.agent_protocol.crons.schedule import (
 )
 from ducklm.server.agent_protocol.crons.schemas import CronCreate, CronPatch
 from ducklm.server.agent_protocol.crons.store import CronRow
-from ducklm.server.agent_protocol.identity import ASSISTANT_ID
-from ducklm.server.agent_protocol.run_spec import check_run_webhook
-from ducklm.server.agent_protocol.schemas import RunCreate
-from ducklm.server.agent_protocol.views import iso_time
+from ducklm.server.agent_protocol.runs.spec import check_run_webhook
 
 BAD_PATCH = "the patched cron's run: {where}: {why}"
 EMPTY_PATCH = "Request body cannot be empty"

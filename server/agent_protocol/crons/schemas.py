@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ducklm.server.agent_protocol.schemas import Body, MultitaskStrategy, RunCreate
+from ducklm.server.agent_protocol.common.schemas import Body, MultitaskStrategy, RunCreate
 
 CRON_FIELDS = frozenset({"schedule", "timezone", "end_time", "enabled", "on_run_completed"})
 """The fields of a cron request that are the cron's, not its runs'."""

@@ -1,0 +1,1 @@
+"""Assistants: `/info`, `/assistants` (named DuckLM configurations) and the graph Studio draws."""

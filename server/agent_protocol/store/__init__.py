@@ -1,0 +1,1 @@
+"""The Store API (`/store/...`): items, searches and namespaces over DuckLM's memory."""

@@ -1,0 +1,1 @@
+"""Threads (DuckLM's conversations): create, search, copy, state, history, TTLs, deletes."""
