@@ -47,6 +47,7 @@ from ducklm.runtime.recovery import recover_dead_runs
 from ducklm.runtime.reviews import (
     DEFERRED_FOR_MESSAGE,
     DEFERRED_FOR_REVERT,
+    DEFERRED_FOR_UPDATE,
     Reviews,
     ReviewState,
 )
@@ -604,14 +605,29 @@ class DuckLM:
         """Write `values` as if `as_node` had run; the new checkpoint's config.
 
         The caller holds the thread (no run may go on meanwhile) and has checked that a
-        `workspace` in `values` is allowed.
+        `workspace` in `values` is allowed. A review behind the last answer is deferred
+        as for a new message: its results land whole before the update or not at all,
+        so the update is never written past (a review writing to the latest checkpoint
+        made the two siblings, and the update was lost).
+
+        Without `as_node` an update of a thread at rest (answered, nothing next) is the
+        memory policy's, the turn's last node: the thread stays at rest, as LangGraph
+        shows the graph run whole. LangGraph would pick the last node that ran, the
+        answer's, whose route leads to the critic once a review behind it has run.
 
         Raises:
             InvalidUpdateError, ValueError, KeyError: LangGraph refused the update.
         """
-        return await self.graph.aupdate_state(
-            thread_config(thread_id, checkpoint_id), values, as_node=as_node
-        )
+        config = thread_config(thread_id, checkpoint_id)
+        async with self.reviews.hold(thread_id, DEFERRED_FOR_UPDATE):
+            if as_node is None and await self._at_rest(thread_id, checkpoint_id):
+                as_node = AT_REST
+            return await self.graph.aupdate_state(config, values, as_node=as_node)
+
+    async def _at_rest(self, thread_id: str, checkpoint_id: str | None) -> bool:
+        """Whether the thread (at `checkpoint_id`) holds a turn that ran to its end."""
+        snapshot = await self.states.snapshot(thread_id, checkpoint_id)
+        return bool(snapshot.values) and not snapshot.next and not snapshot.interrupts
 
     async def pending(self, task: TaskRecord) -> list[Event]:
         """The question `task` waits at, as the event that asked it (empty if none)."""
@@ -633,6 +649,13 @@ class DuckLM:
         hidden = await self.branches.off_branch_tasks(thread_id)
         messages = await self.messages(thread_id)
         return await read_transcript(self._deps.stores, thread_id, messages, hidden=hidden)
+
+    async def version_transcripts(self, thread_id: str) -> list[list[Exchange]]:
+        """Every version of the conversation as it happened, the one shown first."""
+        return [
+            await read_transcript(self._deps.stores, thread_id, v.messages, hidden=v.hidden)
+            for v in await self.branches.versions(thread_id)
+        ]
 
     async def state(self, thread_id: str) -> DuckState | None:
         """The whole state of `thread_id`, or `None` for an unknown thread."""

@@ -4,11 +4,13 @@ A turn whose review runs behind it ends at its answer (`ducklm.runtime.runner`),
 runner hands its recorded review run here. `Reviews` runs each thread's reviews in
 order, one at a time, as a background task, and never makes a person wait for one:
 
-- whatever needs the thread (a new message, a resume, a revert) holds it (`hold`): the
-  review going on is stopped and recorded as deferred (`review_deferred`), and it runs
-  again, from the start, once nothing holds the thread. It reviews the state at its
-  answer (`ReviewRef.checkpoint_id`, read before anything else runs), so it judges its
-  own turn whatever ran since;
+- whatever needs the thread (a new message, a resume, a revert, a state update) holds
+  it (`hold`): the review going on is stopped and recorded as deferred
+  (`review_deferred`), and it runs again, from the start, once nothing holds the
+  thread. A review's results land whole before the hold begins or not at all (the
+  thread moved on), so nothing written under a hold is written past. It reviews the
+  state at its answer (`ReviewRef.checkpoint_id`, read before anything else runs), so
+  it judges its own turn whatever ran since;
 - a person may skip a thread's reviews (`skip`), recorded as skipped by the person.
 
 What stops a review for good is recorded, never lost: skipped by the person, stopped
@@ -41,6 +43,7 @@ CloseReview = Callable[[ReviewRef, ReviewStop], Awaitable[bool]]
 SKIPPED_BY_PERSON = "skipped by the person"
 DEFERRED_FOR_MESSAGE = ReviewStop(True, "the conversation went on: it runs once that has ended")
 DEFERRED_FOR_REVERT = ReviewStop(True, "a revert of the conversation: it runs once that is done")
+DEFERRED_FOR_UPDATE = ReviewStop(True, "a state update of the conversation: it runs after it")
 DEFERRED_FOR_EARLIER = ReviewStop(True, "an earlier review of the conversation runs first")
 STOPPED = ReviewStop(False, REVIEW_STOPPED)
 
