@@ -43,6 +43,8 @@ async def prompt_answer(request: dict[str, Any]) -> ElicitAnswer:
     print(f"{request.get('server')} > {request.get('tool')} asks: {request.get('message')}")
     if request.get("mode") == "url":
         print(LINK_LINE.format(url=request.get("url", "")))
+    if request.get("note"):  # how long the server's call waits, or that it is made again
+        print(f"  ({request['note']})")
     if request.get("error"):
         print(f"  ({request['error']})", file=sys.stderr)
     action = (await asyncio.to_thread(input, "answer [accept/decline/cancel]> ")).strip()

@@ -3,13 +3,17 @@
 A server may ask during `tools/call`: for input (`elicitation/create`, a form for the
 person, or in URL mode a link for the person to open in their browser) or for a model's
 reply (`sampling/createMessage`). The model never answers an elicitation, and an
-untrusted server's sampling needs the person's yes. A person cannot be asked from inside
-a call (a LangGraph `interrupt()` ends the node, and the node runs again from its top
-when answered), so a call that asks something no answer in hand fits stops there: DuckLM
-records the question (`pending`), cancels the call (the server gets
-`notifications/cancelled`) and raises `NeedsPerson`. The tool step asks the person and
-makes the call again with the answers in hand (`answered`), which are handed to the
-server's same questions, in order (`ducklm/turn/tool_step/server_asks.py`).
+untrusted server's sampling needs the person's yes. A person is asked only by a LangGraph
+`interrupt()`, which ends the node (the node runs again from its top when answered). At
+2025-11-25 the question comes as a request inside the call, and the call waits for the
+answer: a question no answer in hand fits is recorded (`pending`), the node's attempt
+ends with `NeedsPerson` while the call stays open, held by its server (`held.py`), and the
+person's answer reaches that same call (`deliver`), within `HOLD_S`. Otherwise (an
+`input_required` round at 2026-07-28, a link a refused call names, a held call that
+expired or was lost in a restart) the call stops there (the server gets
+`notifications/cancelled`) and the tool step makes it again with the answers in hand
+(`answered`), which are handed to the server's same questions, in order
+(`ducklm/turn/tool_step/server_asks.py`).
 
 Free of the `mcp` SDK: the session (`session.py`) translates to and from its types.
 """
@@ -22,6 +26,7 @@ import urllib.parse
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ducklm.tools.hitl import ServerQuestion
@@ -36,6 +41,13 @@ DECLINED = "the person declined to let DuckLM's model answer this server"
 URL_SCHEMES = ("https", "http")
 BAD_URL = "DuckLM asks the person to open http or https links only, not {url!r}"
 TOO_MANY = "the server asked more than {n} questions in one call"
+HOLD_S = 300.0
+"""How long a call held open for the person's answer waits (`held.py`); shown on the card."""
+HELD = (
+    "The server's call waits for your answer for up to {minutes:g} minutes (until {until} "
+    "UTC); answered later, DuckLM makes the call again with your answer"
+)
+LATE = "the person did not answer while the call could wait"
 AGAIN = (
     "DuckLM stopped the call to ask you; answering makes the call again, and your answer "
     "goes to the server when it asks this again"
@@ -102,21 +114,32 @@ class CallAsks:
     on_sampled: Callable[[SamplingAsk, Sampled], None] | None = None
     person: Person | None = None
     pending: ServerQuestion | None = None
+    hold_s: float = field(default_factory=lambda: HOLD_S)
+    """How long a question asked inside the call (2025-11-25) keeps the call open."""
+    held: bool = False
+    """Whether the call waits, open, for the answer to `pending` (else it is stopped)."""
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
-    """Set when the call must stop for a question (`pending`)."""
+    """Set when the call must stop, or be held, for a question (`pending`)."""
     released: asyncio.Event = field(default_factory=asyncio.Event)
     """Set once the stopped call was cancelled, so the server hears the cancel first."""
     _next: int = 0
+    _reply: asyncio.Future[dict[str, Any]] | None = None
 
-    async def elicit(self, message: str, schema: dict[str, Any]) -> dict[str, Any]:
+    async def elicit(
+        self, message: str, schema: dict[str, Any], *, hold: bool = False
+    ) -> dict[str, Any]:
         """The answer (`ElicitResult` fields) to the server's form question.
+
+        `hold`: asked inside the call, which may wait for the person (`HOLD_S`).
 
         Raises:
             QuestionPending: No answer in hand fits: the call is to stop and ask.
+            Refused: The call was held and the person's answer did not come in time.
         """
-        return await self._answer(self._question("elicitation", message, requested_schema=schema))
+        question = self._question("elicitation", message, requested_schema=schema)
+        return await self._answer(question, hold=hold)
 
-    async def elicit_url(self, message: str, url: str) -> dict[str, Any]:
+    async def elicit_url(self, message: str, url: str, *, hold: bool = False) -> dict[str, Any]:
         """The person's answer (`action` only) to the server's request to open `url`.
 
         DuckLM never opens it: the person sees the link and who asks, and says whether
@@ -131,9 +154,9 @@ class CallAsks:
         if parts.scheme.lower() not in URL_SCHEMES or not parts.netloc:
             raise Refused(BAD_URL.format(url=url[:200]))
         question = self._question("elicitation", message, mode="url", url=url)
-        return {"action": (await self._answer(question))["action"]}
+        return {"action": (await self._answer(question, hold=hold))["action"]}
 
-    async def sample(self, ask: SamplingAsk) -> Sampled:
+    async def sample(self, ask: SamplingAsk, *, hold: bool = False) -> Sampled:
         """DuckLM's model's reply; an untrusted server's request asks the person first.
 
         Raises:
@@ -142,7 +165,7 @@ class CallAsks:
         """
         if not self.trusted:
             question = self._question("sampling", _sampling_words(ask), messages=ask.messages)
-            if (await self._answer(question)).get("action") != "accept":
+            if (await self._answer(question, hold=hold)).get("action") != "accept":
                 raise Refused(DECLINED)
         if self.sampler is None:
             raise Refused("no DuckLM model serves sampling here")
@@ -161,7 +184,25 @@ class CallAsks:
         question = {"type": kind, **base, "message": message, "note": AGAIN, **extra}
         return question  # type: ignore[return-value]
 
-    async def _answer(self, question: ServerQuestion) -> dict[str, Any]:
+    def deliver(self, answer: dict[str, Any]) -> None:
+        """The person's answer to `pending`, handed to the held call waiting for it."""
+        reply = self._reply
+        self.pending, self.held = None, False
+        self.stopped.clear()  # cleared first: the next wait must not see this question
+        if reply is not None and not reply.done():
+            reply.set_result(answer)
+
+    def give_up(self, why: str = LATE) -> None:
+        """The held question gets no answer: the server is told `why` (an error)."""
+        reply = self._reply
+        if reply is not None and not reply.done():
+            reply.set_exception(Refused(why))
+
+    def take_callbacks(self, other: CallAsks) -> None:
+        """Use `other`'s sampler and listeners: the node's attempt that took up this call."""
+        self.sampler, self.on_sampled = other.sampler, other.on_sampled
+
+    async def _answer(self, question: ServerQuestion, *, hold: bool = False) -> dict[str, Any]:
         if self._next < len(self.answered) and same_question(
             self.answered[self._next].question, question
         ):
@@ -169,9 +210,23 @@ class CallAsks:
             return self.answered[self._next - 1].answer
         if self.person is not None:
             return await self.person(question)
+        if hold and self.hold_s > 0:
+            return await self._wait_for_person(question)
         self.pending = question
         self.stopped.set()
         raise QuestionPending(ASKING)
+
+    async def _wait_for_person(self, question: ServerQuestion) -> dict[str, Any]:
+        """Hold the call open for the answer (`held.py` keeps it, the node asks)."""
+        until = datetime.now(UTC) + timedelta(seconds=self.hold_s)
+        note = HELD.format(minutes=round(self.hold_s / 60, 1), until=until.strftime("%H:%M"))
+        self._reply = asyncio.get_running_loop().create_future()
+        self.pending, self.held = {**question, "note": note}, True
+        self.stopped.set()
+        try:
+            return await self._reply
+        finally:
+            self._reply = None
 
 
 def same_question(a: ServerQuestion, b: ServerQuestion) -> bool:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from ducklm.mcp.asks import CallAsks
 from ducklm.mcp.config import ServerSpec
+from ducklm.mcp.held import HeldCalls
 
 if TYPE_CHECKING:
     from ducklm.mcp.session import DuckSession
@@ -26,6 +27,7 @@ class RunningServer(Protocol):
     error: str | None
     media_dir: Path
     asking: list[CallAsks]
+    held: HeldCalls
 
     @property
     def state(self) -> str:

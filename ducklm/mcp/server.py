@@ -33,6 +33,7 @@ from ducklm.mcp.asks import CallAsks
 from ducklm.mcp.catalog import page
 from ducklm.mcp.config import ServerSpec
 from ducklm.mcp.errors import authorization_words, failure_words
+from ducklm.mcp.held import HeldCalls
 from ducklm.mcp.media import media_folder
 from ducklm.mcp.resources import resource_tools
 from ducklm.mcp.tools import adapt_tool
@@ -87,6 +88,8 @@ class McpServer:
         self._refreshing: set[asyncio.Task[None]] = set()
         self.asking: list[CallAsks] = []
         """The calls in flight that take the server's questions (`asks.py`)."""
+        self.held = HeldCalls(self.asking)
+        """The calls waiting, open, for the person's answer to the server's question."""
 
     @property
     def timeout_s(self) -> float:
@@ -171,6 +174,7 @@ class McpServer:
 
     async def stop(self) -> None:
         """End the session (and a stdio server's process)."""
+        self.held.drop_all()
         holder, self._holder = self._holder, None
         self._session = None
         if holder is None:

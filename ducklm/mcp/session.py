@@ -6,7 +6,8 @@ fixes both. (A request DuckLM gives up on, by a timeout, Stop or a cancelled tas
 told to the server by the SDK itself: its dispatcher sends `notifications/cancelled`,
 shielded, on every abandon.) It takes the server's questions to the call's `CallAsks`
 (`asks.py`): at 2025-11-25 as requests during the call (`elicitation/create` in form
-and URL mode, `sampling/createMessage`), at 2026-07-28 as the `input_requests` of an
+and URL mode, `sampling/createMessage`), which wait, the call held open, for the
+person's answer (`held.py`), at 2026-07-28 as the `input_requests` of an
 `input_required` result (`answer_input`, driven by `tools.py`). Given the callbacks,
 the SDK advertises `elicitation: {form, url}` and `sampling`. It counts the server's
 `list_changed` notices for prompts and resources (`changes`); at 2026-07-28, where those
@@ -151,32 +152,35 @@ class DuckSession(ClientSession):
         self, context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult | types.ErrorData:
         del context
-        return await self._ask(lambda asks: self._elicited(asks, params))
+        return await self._ask(lambda asks: self._elicited(asks, params, hold=True))
 
     async def _sample(
         self, context: ClientRequestContext, params: types.CreateMessageRequestParams
     ) -> types.CreateMessageResult | types.ErrorData:
         del context
-        return await self._ask(lambda asks: self._sampled(asks, params))
+        return await self._ask(lambda asks: self._sampled(asks, params, hold=True))
 
     @staticmethod
-    async def _elicited(asks: CallAsks, params: types.ElicitRequestParams) -> types.ElicitResult:
+    async def _elicited(
+        asks: CallAsks, params: types.ElicitRequestParams, *, hold: bool = False
+    ) -> types.ElicitResult:
+        """`hold`: asked inside the call (2025-11-25), which may wait open for the person."""
         if isinstance(params, types.ElicitRequestURLParams):
-            answer = await asks.elicit_url(params.message, params.url)
+            answer = await asks.elicit_url(params.message, params.url, hold=hold)
         else:
-            answer = await asks.elicit(params.message, dict(params.requested_schema))
+            answer = await asks.elicit(params.message, dict(params.requested_schema), hold=hold)
         return types.ElicitResult.model_validate(answer)
 
     @staticmethod
     async def _sampled(
-        asks: CallAsks, params: types.CreateMessageRequestParams
+        asks: CallAsks, params: types.CreateMessageRequestParams, *, hold: bool = False
     ) -> types.CreateMessageResult:
         ask = SamplingAsk(
             messages=[{"role": m.role, "text": _words(m.content)} for m in params.messages],
             system_prompt=params.system_prompt,
             max_tokens=params.max_tokens,
         )
-        sampled = await asks.sample(ask)
+        sampled = await asks.sample(ask, hold=hold)
         return types.CreateMessageResult(
             role="assistant",
             content=types.TextContent(type="text", text=sampled.text),

@@ -26,6 +26,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from ducklm.mcp.asks import CallAsks, NeedsPerson, QuestionPending, Refused, call_asks
 from ducklm.mcp.content import render_result
 from ducklm.mcp.errors import failure_words
+from ducklm.mcp.held import Held, Progress
 from ducklm.tools.errors import ToolError
 from ducklm.tools.mcp_info import METADATA_KEY, McpToolInfo, model_name, progress_listener
 
@@ -117,29 +118,35 @@ async def _call(server: RunningServer, info: McpToolInfo, args: dict[str, Any]) 
 async def _within_deadlines(
     session: DuckSession, server: RunningServer, info: McpToolInfo, args: dict[str, Any]
 ) -> types.CallToolResult:
-    """`tools/call`, given up (and cancelled) past the idle or the total deadline."""
+    """`tools/call`, given up (and cancelled) past the idle or the total deadline.
+
+    A call its server held open for the person's answer (`held.py`) is taken up again,
+    the answer handed to it, with deadlines counted afresh.
+    """
     from ducklm.mcp.rounds import call_in_rounds  # noqa: PLC0415  loaded with the session
 
     whole, idle = server.timeout_s, server.idle_timeout_s
     loop = asyncio.get_running_loop()
     deadline = loop.time() + whole
-    listener = progress_listener.get()  # read here: the SDK calls back from its own task
+    # Read here: the SDK calls back from its own task.
+    progress = Progress(idle, deadline, None, progress_listener.get())
+    asks = call_asks.get()
     try:
         async with asyncio.timeout(min(idle, whole)) as limit:
-
-            async def progress(progress: float, total: float | None, message: str | None) -> None:
-                limit.reschedule(min(loop.time() + idle, deadline))
-                if listener is not None:
-                    listener(progress, total, message)
-
-            asks = call_asks.get()
+            progress.limit = limit
+            held = server.held.take(asks) if asks is not None else None
+            if held is not None and asks is not None:
+                held.asks.take_callbacks(asks)
+                held.progress.idle_s, held.progress.deadline = idle, deadline
+                held.progress.limit, held.progress.listener = limit, progress.listener
+                return await _until_asked(server, held.asks, held.running, held.progress)
 
             def call() -> Awaitable[types.CallToolResult]:
                 return call_in_rounds(session, info.tool, args, asks=asks, progress=progress)
 
             if asks is None:
                 return await call()
-            return await _opening_links(server, asks, call)
+            return await _opening_links(server, asks, call, progress)
     except TimeoutError:
         if loop.time() >= deadline - 0.01:
             raise ToolError(TIMED_OUT.format(name=info.name, s=whole)) from None
@@ -147,7 +154,10 @@ async def _within_deadlines(
 
 
 async def _opening_links(
-    server: RunningServer, asks: CallAsks, call: Callable[[], Awaitable[types.CallToolResult]]
+    server: RunningServer,
+    asks: CallAsks,
+    call: Callable[[], Awaitable[types.CallToolResult]],
+    progress: Progress,
 ) -> types.CallToolResult:
     """`_answering`, made once more after the person opened the links a -32042 error names.
 
@@ -164,7 +174,7 @@ async def _opening_links(
     from mcp.types import URL_ELICITATION_REQUIRED, ElicitationRequiredErrorData  # noqa: PLC0415
 
     try:
-        return await _answering(server, asks, call())
+        return await _answering(server, asks, call(), progress)
     except MCPError as exc:
         if exc.error.code != URL_ELICITATION_REQUIRED:
             raise
@@ -183,31 +193,49 @@ async def _opening_links(
         if answer["action"] != "accept":
             raise ToolError(LINK_NOT_OPENED.format(action=answer["action"]))
     asks.released.clear()  # a question in the new call waits for its own cancel
-    return await _answering(server, asks, call())
+    return await _answering(server, asks, call(), progress)
 
 
 async def _answering(
-    server: RunningServer, asks: CallAsks, call: Awaitable[types.CallToolResult]
+    server: RunningServer, asks: CallAsks, call: Awaitable[types.CallToolResult], progress: Progress
 ) -> types.CallToolResult:
-    """`call`, with the server's questions going to `asks`; stopped at one it cannot answer.
+    """`call`, with the server's questions going to `asks` (`_until_asked`)."""
+    running = asyncio.ensure_future(call)
+    server.asking.append(asks)
+    return await _until_asked(server, asks, running, progress)
+
+
+async def _until_asked(
+    server: RunningServer,
+    asks: CallAsks,
+    running: asyncio.Future[types.CallToolResult],
+    progress: Progress,
+) -> types.CallToolResult:
+    """The result of `running` (whose questions go to `asks`, in `server.asking`).
 
     Raises:
-        NeedsPerson: The server asked something no answer in hand fits; the call was
-            cancelled (the server told), and the person is to be asked.
+        NeedsPerson: The server asked something no answer in hand fits. Asked inside
+            the call (2025-11-25), the call waits open for the answer, held by the
+            server (`held.py`); else it was cancelled (the server told). Either way the
+            person is to be asked.
     """
-    running = asyncio.ensure_future(call)
-    stopping = asyncio.ensure_future(asks.stopped.wait())
-    server.asking.append(asks)
+    stopping: asyncio.Future[Any] = asyncio.ensure_future(asks.stopped.wait())
+    kept = False
     try:
-        await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait((running, stopping), return_when=asyncio.FIRST_COMPLETED)
+        if not running.done() and asks.held and asks.pending is not None:
+            server.held.keep(Held(running, asks, progress), asks.hold_s)
+            kept = True
+            raise NeedsPerson(asks.pending)
     finally:
-        server.asking.remove(asks)
         stopping.cancel()
-        if not running.done():  # stopped for a question, or the caller gave up
-            running.cancel()
-            with contextlib.suppress(BaseException):
-                await running  # `DuckSession` sends `notifications/cancelled`
-        asks.released.set()
+        if not kept:
+            server.asking.remove(asks)
+            if not running.done():  # stopped for a question, or the caller gave up
+                running.cancel()
+                with contextlib.suppress(BaseException):
+                    await running  # `DuckSession` sends `notifications/cancelled`
+            asks.released.set()
     if asks.pending is not None:  # even if an answer raced the stop: it is not used
         raise NeedsPerson(asks.pending)
     return running.result()

@@ -5,11 +5,13 @@ tests/support/mcp_server.py over stdio, at 2026-07-28 (its questions come as an
 during the call): `book_trip` asks the person for a form (elicitation) and records the
 booking only after the answer; `summarize` asks the client's model (sampling). The
 elicitation becomes a question of the run (the same interrupt as approvals), answered
-by the person and never by the model; the call is made again with the answer, and what
-ran before it in the step does not run again. Sampling from a trusted server is served
-by DuckLM's model (the scripted one) and shown as `mcp_sampled`; from an untrusted one
-the person is asked first. `open_link` asks the person to open a link (URL-mode
-elicitation): the same question, answered without content.
+by the person and never by the model; at 2026-07-28 the call is made again with the
+answer, and what ran before it in the step does not run again. Sampling from a trusted
+server is served by DuckLM's model (the scripted one) and shown as `mcp_sampled`; from
+an untrusted one the person is asked first. `open_link` asks the person to open a link (URL-mode
+elicitation): the same question, answered without content. At 2025-11-25 a question
+asked inside the call (`reserve_table`) holds the call open until the answer comes, up
+to a bound the card shows; past it, the call is made again with the answer.
 """
 
 from __future__ import annotations
@@ -120,6 +122,48 @@ async def test_an_accepted_form_reaches_the_server_and_nothing_runs_twice(
     assert started == []  # the card of the first attempt goes on
     assert len(llm.requests) == asked_model + 1  # no model was asked for the answer
     _never_told_the_model(llm)
+
+
+@pytest.mark.parametrize("revision", [OLDER])
+async def test_at_2025_11_25_the_call_waits_for_the_answer_and_starts_once(
+    duck: DuckLM, llm: ScriptedLLM, sent: Path
+) -> None:
+    result = await _to_the_form(duck, llm, call("trips__reserve_table"))
+    question = _asked(result)["request"]
+    assert question["message"] == "How many people?"
+    assert "waits for your answer for up to 5 minutes" in question["note"]  # the bound
+    (trips,) = [s for s in duck._deps.context.mcp.servers if s.spec.name == "trips"]
+    assert len(trips.held) == 1  # the call is open, waiting
+
+    llm.script(reply("Reserved."))
+    answer = ElicitAnswer(action="accept", content={"people": 4})
+    events = [e async for e in duck.answer("t1", answer)]
+    (finished,) = [e for e in events if e["type"] == "tool_call_finished"]
+    assert finished["output"] == "reserved for 4"
+    # One call: the server started the tool once, and no cancel reached it.
+    assert await _bookings(sent) == ["reserve started", "reserved for 4"]
+    assert len(trips.held) == 0
+
+
+@pytest.mark.parametrize("revision", [OLDER])
+async def test_a_call_held_past_its_bound_is_stopped_and_made_again_with_the_answer(
+    duck: DuckLM, llm: ScriptedLLM, sent: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("ducklm.mcp.asks.HOLD_S", 0.2)
+    await _to_the_form(duck, llm, call("trips__reserve_table"))
+    (trips,) = [s for s in duck._deps.context.mcp.servers if s.spec.name == "trips"]
+    for _ in range(200):  # the bound passes: the held call is cancelled and dropped
+        if not trips.held:
+            break
+        await asyncio.sleep(0.05)
+    assert len(trips.held) == 0
+
+    llm.script(reply("Reserved."))
+    answer = ElicitAnswer(action="accept", content={"people": 2})
+    events = [e async for e in duck.answer("t1", answer)]
+    (finished,) = [e for e in events if e["type"] == "tool_call_finished"]
+    assert finished["output"] == "reserved for 2"
+    assert await _bookings(sent) == ["reserve started", "reserve started", "reserved for 2"]
 
 
 @pytest.mark.parametrize("action", ["decline", "cancel"])

@@ -8,7 +8,8 @@ destructive), a result carrying an injection (`MCP_TEST_INJECTION`), a tool that
 text out (recorded in `MCP_TEST_SENT`, so a test can see whether it ran), a crash mid-call,
 a call that never answers, a huge result, and what the process sees of its environment;
 who the client says it is and its roots, a JSON-RPC error, a call that records its
-cancellation, and one that reports progress; one that asks the person (elicitation) and
+cancellation, and one that reports progress; one that asks the person (elicitation;
+`reserve_table` notes its start first and asks inside the call, at 2025-11-25) and
 one that asks the client's model (sampling), and one that asks the person to open a link
 (URL-mode elicitation, `open_link`, and its error path, `pay_first`); a resource (`notes://shop`).
 
@@ -210,6 +211,24 @@ async def book_trip(answer: Annotated[ElicitationResult[Trip], Resolve(ask_trip)
     line = f"booked {booked.city} {booked.nights} {booked.seat}"
     await asyncio.to_thread(send, line)
     return f"booked {booked.city} for {booked.nights} nights, {booked.seat} seat"
+
+
+class Party(BaseModel):
+    """The form `reserve_table` asks the person to fill in."""
+
+    people: int = Field(description="How many people")
+
+
+@server.tool()
+async def reserve_table(ctx: Context) -> str:
+    """Reserve a table: notes that it started, then asks how many (2025-11-25 only)."""
+    # Noted before the question: a test counts the starts (the call is made once).
+    await asyncio.to_thread(send, "reserve started")
+    answer = await ctx.elicit("How many people?", Party)
+    if answer.action != "accept":
+        return f"not reserved: the person chose {answer.action}"
+    await asyncio.to_thread(send, f"reserved for {answer.data.people}")
+    return f"reserved for {answer.data.people}"
 
 
 def ask_summary(text: str) -> Sample:

@@ -8,17 +8,17 @@ node; the node then runs again from its top. So:
 - every call runs as a LangGraph task (`langgraph.func.task`, used inside a graph node
   as LangGraph's durable execution prescribes): its result is written to the checkpoint
   when it ends, and the node's re-run gets it back instead of running the call again;
-- a call stopped at a question (`ducklm/mcp/asks.py`: the call is cancelled, the server
-  told with `notifications/cancelled`) ends its task with the question; the node asks it
-  (`questions.ask_server`, the same interrupt as approvals) and makes the call again, as
-  a new task, with the answers in hand, handed to the server's same questions in order.
-
-The other way, holding the call open across the interrupt, would need the process to
-live until the person answers: a restart would lose the call, and the answer would
-reach nothing. Here the answer is in the checkpoint, and the call is made again after a
-restart too. The price: what the tool did before its question runs again (the server's
-tool is started twice); servers ask before they act, as the spec's examples do, and
-the question says the call will be made again (`asks.AGAIN`).
+- an attempt that reaches a question no answer in hand fits ends its task with the
+  question; the node asks it (`questions.ask_server`, the same interrupt as approvals)
+  and makes a new attempt, as a new task, with the answers in hand;
+- at 2025-11-25 the server asks inside the call and waits: the call is not the node's
+  but runs on, held by its server (`ducklm/mcp/held.py`) for `asks.HOLD_S`, and the new
+  attempt hands it the answer and waits for its result (the server sees one call);
+- at 2026-07-28 (an `input_required` round: nothing ran yet), and for a held call that
+  expired or was lost in a restart, the new attempt makes the call again, the answers
+  handed to the server's same questions in order. The answers are in the checkpoint, so
+  this holds across a restart; what the tool did before asking then runs again, and the
+  card says so (`asks.HELD`, `asks.AGAIN`).
 """
 
 from __future__ import annotations
