@@ -9,8 +9,12 @@ wire; each scenario's checks are then one test case per revision.
 The token goes the way an MCP client sends it, a bearer header on every request
 (`tests/mcp_conformance/bearer-token.mjs`: the suite has no header option), and DuckLM's
 own Host and Origin guard stands in front, which `dns-rebinding-protection` checks for
-real. `ducklm mcp serve` builds the same server (`build_server`) over stdio; the suite
-takes URLs only.
+real.
+
+The same sets then run against `ducklm mcp serve` (stdio), through a stdio-to-HTTP
+bridge since the suite takes URLs only (`tests/support/stdio_bridge.py`): one process
+and one bridge per revision (a stdio connection's era is fixed by its first request),
+both sets at once again. There `dns-rebinding-protection` checks the bridge's own guard.
 
 A scenario applies and passes (`PASSING`: a check succeeds and none fails), or does not
 apply (`NOT_APPLICABLE`: it calls the suite's own test tools, resources or prompts, which
@@ -22,15 +26,17 @@ README.md's MCP section.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from mcp.types import INVALID_PARAMS
 
 from tests.support.cli import serving
 from tests.support.conformance import (
@@ -46,9 +52,33 @@ from tests.support.conformance import (
     suite_env,
 )
 from tests.support.scripted_llm import ScriptedLLM
+from tests.support.stdio_bridge import StdioBridge, stdio_bridge
 
 SERVE_START_S = 120  # `ducklm serve` loads LangGraph and the stores first: slow on 2 busy cores
 OLDER, CURRENT = "2025-11-25", "2026-07-28"
+HTTP, STDIO = "/mcp", "stdio"
+CLIENT_INFO = {"name": "stdio-bridge", "version": "1"}
+# Each revision's first request on a stdio connection, which fixes its era.
+OPENING = {
+    OLDER: {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {"protocolVersion": OLDER, "capabilities": {}, "clientInfo": CLIENT_INFO},
+    },
+    CURRENT: {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "server/discover",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": CURRENT,
+                "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+        },
+    },
+}
 
 PASSING = {
     OLDER: (
@@ -83,7 +113,7 @@ NO_PROMPTS = (
     "-32601 (method not found), as the spec has it"
 )
 STATELESS = "/mcp is stateless (no MCP session id: a long-lived server keeps no sessions, "
-STATELESS += "decisions.md), and {}"
+STATELESS += "decisions.md; nor does the stdio bridge, which holds no MCP state), and {}"
 BOTH = {
     "tools-call-simple-text": SUITE_TOOL.format("test_simple_text"),
     "tools-call-image": SUITE_TOOL.format("test_image_content"),
@@ -189,38 +219,74 @@ async def suite_runs(
     installed: None, model_server: ScriptedLLM, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, SuiteRun]:
     """`ducklm serve` started, both requirement sets run against its `/mcp` at once."""
-    root = tmp_path_factory.mktemp("mcp-server-conformance")
+    root = await asyncio.to_thread(tmp_path_factory.mktemp, "mcp-server-conformance")
     token = secrets.token_urlsafe(32)
     env = await asyncio.to_thread(_serve_env, root, model_server, token)
     async with serving(env, root, limit_s=SERVE_START_S) as (url, _):
-        said = await asyncio.gather(
-            *(_run_suite(f"{url}/mcp", token, r, root / r) for r in (OLDER, CURRENT))
-        )
+        return await _both_sets(dict.fromkeys((OLDER, CURRENT), f"{url}/mcp"), token, root)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def stdio_bridges(
+    installed: None, model_server: ScriptedLLM, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[dict[str, tuple[str, StdioBridge]]]:
+    """A `ducklm mcp serve` and its bridge per revision, opened at it: URL and bridge."""
+    root = await asyncio.to_thread(tmp_path_factory.mktemp, "mcp-stdio-conformance")
+
+    async def opened(stack: contextlib.AsyncExitStack, revision: str) -> tuple[str, StdioBridge]:
+        # Each its own data dir: one DuckLM process per store.
+        env = await asyncio.to_thread(_serve_env, root / revision, model_server, None)
+        log, opening = root / revision / "stderr.log", OPENING[revision]
+        bridge = stdio_bridge(env, root / revision, opening, log=log, limit_s=SERVE_START_S)
+        return await stack.enter_async_context(bridge)
+
+    async with contextlib.AsyncExitStack() as stack:
+        both = await asyncio.gather(*(opened(stack, r) for r in (OLDER, CURRENT)))
+        yield dict(zip((OLDER, CURRENT), both, strict=True))
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def stdio_runs(
+    stdio_bridges: dict[str, tuple[str, StdioBridge]], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, SuiteRun]:
+    """Both requirement sets run at once, each against its revision's bridge."""
+    root = await asyncio.to_thread(tmp_path_factory.mktemp, "mcp-stdio-suite")
+    return await _both_sets({r: url for r, (url, _) in stdio_bridges.items()}, None, root)
+
+
+async def _both_sets(urls: dict[str, str], token: str | None, root: Path) -> dict[str, SuiteRun]:
+    """Each revision's requirement set against its URL, both at once; their runs."""
+    said = await asyncio.gather(*(_run_suite(urls[r], token, r, root / r) for r in urls))
     runs = {}
-    for revision, printed in zip((OLDER, CURRENT), said, strict=True):
+    for revision, printed in zip(urls, said, strict=True):
         checks = await asyncio.to_thread(checks_by_scenario, root / revision)
         runs[revision] = SuiteRun(checks, printed)
     return runs
 
 
-def _serve_env(root: Path, llm: ScriptedLLM, token: str) -> dict[str, str]:
-    """`ducklm serve`'s environment: its files under `root`, our model, its token."""
-    (root / "workspace").mkdir()
+def _serve_env(root: Path, llm: ScriptedLLM, token: str | None) -> dict[str, str]:
+    """DuckLM's environment: its files under `root`, our model, its token (if any)."""
+    (root / "workspace").mkdir(parents=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("DUCK_")}
-    return env | {
+    env |= {
         "DUCK_DATA_DIR": str(root / "data"),
         "DUCK_WORKSPACE": str(root / "workspace"),
         "DUCK_LLM_BASE_URL": llm.base_url,
         "DUCK_EMBEDDINGS_URL": llm.base_url,
-        "DUCK_API_TOKEN": token,
     }
+    return env | ({"DUCK_API_TOKEN": token} if token is not None else {})
 
 
-async def _run_suite(url: str, token: str, revision: str, out: Path) -> str:
-    """The requirement set of `revision` against `url`; what the suite printed."""
+async def _run_suite(url: str, token: str | None, revision: str, out: Path) -> str:
+    """The requirement set of `revision` against `url` (with `token` as a bearer token,
+    when given); what the suite printed."""
     arguments = ("server", "--url", url, "--requirements", revision, "-o", str(out))
-    command = suite_command(*arguments, preload=BEARER_TOKEN)
-    env = suite_env() | {"MCP_SERVER_URL": url, "MCP_BEARER_TOKEN": token}
+    env = suite_env()
+    if token is None:
+        command = suite_command(*arguments)
+    else:
+        command = suite_command(*arguments, preload=BEARER_TOKEN)
+        env |= {"MCP_SERVER_URL": url, "MCP_BEARER_TOKEN": token}
     suite = await asyncio.create_subprocess_exec(
         *command,
         cwd=ROOT,
@@ -235,18 +301,26 @@ async def _run_suite(url: str, token: str, revision: str, out: Path) -> str:
 
 def _cases() -> list[object]:
     cases: list[object] = []
-    for revision in (OLDER, CURRENT):
-        cases += [pytest.param(revision, s, id=f"{revision}-{s}") for s in PASSING[revision]]
-        for scenario, why in NOT_APPLICABLE[revision].items():
-            skip = pytest.mark.skip(reason=why)
-            cases.append(pytest.param(revision, scenario, id=f"{revision}-{scenario}", marks=skip))
+    for door in (HTTP, STDIO):
+        for revision in (OLDER, CURRENT):
+            name = f"{door.strip('/')}-{revision}-{{}}"
+            cases += [pytest.param(door, revision, s, id=name.format(s)) for s in PASSING[revision]]
+            for scenario, why in NOT_APPLICABLE[revision].items():
+                skip = pytest.mark.skip(reason=why)
+                case = pytest.param(door, revision, scenario, id=name.format(scenario), marks=skip)
+                cases.append(case)
     return cases
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("revision", "scenario"), _cases())
-def test_server_scenario(revision: str, scenario: str, suite_runs: dict[str, SuiteRun]) -> None:
-    run = suite_runs[revision]
+@pytest.mark.parametrize(("door", "revision", "scenario"), _cases())
+def test_server_scenario(
+    door: str, revision: str, scenario: str, request: pytest.FixtureRequest
+) -> None:
+    runs: dict[str, SuiteRun] = request.getfixturevalue(
+        "suite_runs" if door == HTTP else "stdio_runs"
+    )
+    run = runs[revision]
     checks = run.checks.get(scenario)
     assert checks is not None, f"the suite ran no {scenario!r}:\n{run.said[-4000:]}"
     failed = failures(checks)
@@ -259,3 +333,27 @@ def test_every_required_server_scenario_is_listed(installed: None, revision: str
     listed = [*PASSING[revision], *NOT_APPLICABLE[revision]]
     assert len(listed) == len(set(listed)), "a scenario is in two lists"
     assert required_scenarios(revision, "server") == set(listed)
+
+
+UNKNOWN = "ducklm://conversations/no-such-thread"
+# An unknown resource's code follows the revision asked for (conversations.py).
+NOT_FOUND = {OLDER: -32002, CURRENT: INVALID_PARAMS}
+
+
+@pytest.mark.slow
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize("revision", [OLDER, CURRENT])
+async def test_stdio_unknown_resource_code_follows_the_revision(
+    revision: str, stdio_bridges: dict[str, tuple[str, StdioBridge]]
+) -> None:
+    _, bridge = stdio_bridges[revision]
+    if revision == OLDER:  # the suite's scenarios initialized it too: at this revision
+        assert "result" in await bridge.ask(OPENING[OLDER], SERVE_START_S)
+    params = {"uri": UNKNOWN} | {
+        k: v for k, v in OPENING[revision]["params"].items() if k == "_meta"
+    }
+    read = {"jsonrpc": "2.0", "id": 7, "method": "resources/read", "params": params}
+    answer = await bridge.ask(read, SERVE_START_S)
+    assert answer["id"] == 7, answer
+    assert answer["error"]["code"] == NOT_FOUND[revision], answer
+    assert UNKNOWN in answer["error"]["message"]

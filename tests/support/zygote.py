@@ -163,6 +163,12 @@ class ForkedProcess:
         self.stdout = stdout
         self.stderr = stderr
 
+    def take_stdin(self) -> int | None:
+        """The write end of the command's stdin pipe (`None` without one), now the caller's
+        to write to while the command runs, and to close; `communicate` no longer feeds it."""
+        fd, self._stdin = self._stdin, None
+        return fd
+
     async def wait(self) -> int:
         """Wait for the command to end; its exit code (-N for signal N, as asyncio's)."""
         self.returncode = await asyncio.shield(self._ended)
