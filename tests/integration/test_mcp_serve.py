@@ -26,7 +26,7 @@ from mcp.types import (
 
 from ducklm.config.settings import Settings
 from tests.support.cli import cli_env
-from tests.support.mcp_serve import http_session, stdio_session
+from tests.support.mcp_serve import CURRENT, OLDER, http_session, stdio_session
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 from tests.support.server import Served
 
@@ -197,6 +197,17 @@ async def test_http_unknown_tool_is_a_protocol_error(served: Served) -> None:
         assert raised.value.error.code == INVALID_PARAMS  # the spec's code for it
         assert "'shell'" in raised.value.error.message
         assert "chat" in raised.value.error.message  # and what there is instead
+
+
+async def test_http_unknown_resource_code_follows_the_revision(served: Served) -> None:
+    uri = "ducklm://conversations/no-such-thread"
+    for revision, code in ((OLDER, -32002), (CURRENT, INVALID_PARAMS)):
+        async with http_session(f"{served.url}/mcp", served.headers, revision=revision) as opened:
+            session, _ = opened
+            with pytest.raises(MCPError) as raised:
+                await session.read_resource(uri)
+        assert raised.value.error.code == code, revision  # stdio: test_mcp_conformance_server
+        assert uri in raised.value.error.message
 
 
 INITIALIZE = {
