@@ -2,7 +2,9 @@
 
 A model server that lists its models may still die on its first completion (a llama.cpp
 build for another CPU does, of SIGILL), so the doctor also asks each server for one
-token; a failure of DuckLM's own local server is named as the crash it was.
+token; a failure of DuckLM's own local server is named as the crash it was. Each enabled
+MCP server of mcp.json is started, and its line says the revision agreed with it
+(2026-07-28, or 2025-11-25 with an older server), as `ducklm mcp list` does.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -27,6 +30,9 @@ from ducklm.models.roles import ROLE_NAMES, RoleConfig, RoleName
 from ducklm.runtime.facade import DuckLM
 from ducklm.stores import Database
 from ducklm.stores.postgres_db import shown_url
+
+if TYPE_CHECKING:
+    from ducklm.mcp.servers import McpServers
 
 COMPLETION_TIMEOUT_S = 60.0  # one token, but a CPU server may first read a prompt
 PROBE_MESSAGES = [{"role": "user", "content": "Say OK."}]
@@ -64,6 +70,7 @@ async def run_checks(duck: DuckLM) -> list[Check]:
     checks += await check_models(roles, duck.settings)
     checks += await check_memory(ctx.memory)
     checks.append(await check_database(duck.database, duck.settings.database_location))
+    checks += await check_mcp(ctx.mcp, duck.settings)
     checks.append(await asyncio.to_thread(_writable, "data dir", duck.settings.data_dir))
     checks.append(await asyncio.to_thread(_writable, "workspace", duck.settings.workspace))
     return checks
@@ -237,6 +244,26 @@ async def check_memory(memory: MemoryStore | None) -> list[Check]:
     else:
         fix = "check DUCK_QDRANT_URL, or the data dir's qdrant/ folder"
     return [embedding, Check("qdrant", False, problem, fix)]
+
+
+async def check_mcp(servers: McpServers, settings: Settings) -> list[Check]:
+    """Each enabled MCP server, started: the revision agreed and its tools, or why not."""
+    await servers.ensure()
+    checks = []
+    for server in servers.servers:
+        spec = server.spec
+        name = f"MCP server {spec.name}"
+        if server.session is None:
+            if spec.transport == "stdio":
+                fix = f"its stderr is in {settings.files.mcp_logs / spec.name}.log"
+            else:
+                fix = f"check its url in {settings.mcp_config_path}"
+            fix += "; `ducklm mcp check` tries it again"
+            checks.append(Check(name, False, server.error or server.state, fix))
+            continue
+        detail = f"MCP {server.revision} over {spec.transport}, {len(server.tools)} tools"
+        checks.append(Check(name, True, detail))
+    return checks
 
 
 def _writable(name: str, path: os.PathLike[str]) -> Check:

@@ -195,7 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
     doctor = sub.add_parser(
         "doctor",
         help="check the sandbox, model servers, each role's model, the embedding model, "
-        "Qdrant and the data dir, and say what to do about each problem",
+        "Qdrant, the data dir and each MCP server (the revision agreed), and say what to do "
+        "about each problem",
     )
     doctor.add_argument("--json", action="store_true")
     doctor.set_defaults(command_fn=cmd_doctor)
