@@ -33,7 +33,7 @@ from langgraph.runtime import Runtime
 
 from ducklm.graph.state import DuckState
 from ducklm.kit.events import emit
-from ducklm.models.answer_stream import working_message
+from ducklm.models.answer_stream import reasoning_of, working_message
 from ducklm.models.clients import schema_instructions
 from ducklm.models.prompts import Prompts
 from ducklm.models.roles import StructuredOutput
@@ -221,13 +221,15 @@ async def _ask_with_repair(
     async def first(shrink: bool) -> Outcome[tuple[_Prompt, str | None, Directive | str]]:
         packed = await prompt(shrink)
         reply, text, directive = await _ask(ctx, packed.messages, packed.tools, packed.schema)
+        _show_reasoning(runtime, reply)
         return Outcome(packed.request, reply, (packed, text, directive))
 
     packed, text, directive = await ask_uncut(runtime, "action", first)
     messages, problem = packed.messages, ""
     for attempt in range(2):
         if attempt:
-            _, text, directive = await _ask(ctx, messages, packed.tools, packed.schema)
+            reply, text, directive = await _ask(ctx, messages, packed.tools, packed.schema)
+            _show_reasoning(runtime, reply)
         if isinstance(directive, Directive):
             return Asked(directive, text or "", problem, repaired=attempt > 0)
         problem = directive
@@ -260,6 +262,15 @@ async def _ask(
         return reply, text, parse_directive(text, tools)
     except DirectiveError as exc:
         return reply, text, str(exc)
+
+
+def _show_reasoning(runtime: Runtime[DuckContext], reply: BaseMessage | None) -> None:
+    """The reasoning a model wrote before its JSON, shown as the streamed roles' is.
+
+    (A reasoning model's, parted from the JSON by the wire reader.)
+    """
+    if thought := reasoning_of(reply):
+        emit(runtime, "reasoning", text=thought, source="action")
 
 
 def _apply(directive: Directive, runtime: Runtime[DuckContext], *, in_step: bool) -> dict[str, Any]:

@@ -9,8 +9,11 @@ response format. So DuckLM finds out, per server (its base URL), once per proces
 
 1. at the first turn, a short probe of what the server says about itself, bounded by
    `PROBE_TIMEOUT_S`: llama-server's `GET /props` (the template's tool support, and with
-   it a grammar and JSON schemas), `POST /tokenize`, and what `GET /models` says owns the
-   models (`owned_by`: which server this is);
+   it a grammar and JSON schemas), `POST /tokenize`, what `GET /models` says owns the
+   models (`owned_by`: which server this is), and the chat template's generation prompt
+   rendered by the server (llama-server's `POST /apply-template`, vLLM's `POST /tokenize`
+   with messages): whether it opens `<think>` itself (`template_opens`), so the wire
+   reader reads a reasoning model's first reply right without holding it back;
 2. from then on, from what it answers: a refusal that names tools or the response format
    (`refusal_of`) is recorded with the server's own words, and the roles on that server
    stop asking for it (`ModelRoles.adapt`);
@@ -35,6 +38,7 @@ import httpx
 import openai
 
 from ducklm.models.roles import RoleConfig
+from ducklm.models.think_tags import OPENING
 from ducklm.models.tokens import root_url
 
 PROBE_TIMEOUT_S = 2.0
@@ -97,6 +101,9 @@ class Capabilities:
     server: str = ""
     """What it says it is (`/props` means llama-server; else `owned_by` of its models)."""
     found: Mapping[Feature, Finding] = field(default_factory=dict)
+    template_opens: bool | None = None
+    """The chat template's generation prompt opens `<think>` (the reply has only its
+    closing tag); None when the server cannot render its template."""
 
     def of(self, feature: Feature) -> Finding:
         """The finding for `feature` (unknown until found)."""
@@ -119,7 +126,7 @@ class Capabilities:
     def as_json(self) -> dict[str, Any]:
         """As `/health` and `--json` output show it."""
         found = {f: {"works": self.of(f).works, "how": self.of(f).how} for f in FEATURES}
-        return {"server": self.server, "found": found}
+        return {"server": self.server, "found": found, "template_opens": self.template_opens}
 
 
 def props_findings(props: Any) -> dict[Feature, Finding]:
@@ -210,17 +217,51 @@ async def probe_server(base_url: str, *, timeout_s: float = PROBE_TIMEOUT_S) -> 
             _json(client.get(f"{root}/props")),
             _json(client.post(f"{root}/tokenize", json={"content": TOKENIZE_TEXT})),
             _json(client.get(base_url.rstrip("/") + "/models")),
+            _json(client.post(f"{root}/apply-template", json={"messages": RENDERED})),
+            _json(client.post(f"{root}/tokenize", json=_CHAT_TOKENIZE)),
         )
     if all(answer is _SILENT for answer in answers):
         return None
-    props, tokens, models = (None if answer is _SILENT else answer for answer in answers)
+    props, tokens, models, applied, chat_tokens = (
+        None if answer is _SILENT else answer for answer in answers
+    )
     found = props_findings(props)
     if props is None:
         found["props"] = Finding(False, "no GET /props")
     counted = isinstance(tokens, dict) and isinstance(tokens.get("tokens"), list)
     found["tokenize"] = Finding(counted, "" if counted else "no POST /tokenize")
     server = "llama-server" if props is not None else _owner(models)
-    return Capabilities(root, server, found)
+    opens = template_opens(applied, chat_tokens)
+    if opens:
+        found["reasoning"] = Finding(True, "its chat template opens <think> in the prompt")
+    return Capabilities(root, server, found, opens)
+
+
+RENDERED = [{"role": "user", "content": TOKENIZE_TEXT}]
+"""The conversation whose prompt the server renders to show its template's opening."""
+_CHAT_TOKENIZE = {"messages": RENDERED, "add_generation_prompt": True, "return_token_strs": True}
+
+
+def template_opens(applied: Any, tokenized: Any) -> bool | None:
+    """Whether the generation prompt a server rendered ends inside an opened `<think>`.
+
+    Args:
+        applied: llama-server's `POST /apply-template` answer (`prompt`).
+        tokenized: vLLM's `POST /tokenize` answer for messages (`token_strs`).
+
+    Returns:
+        None when neither rendered the prompt.
+    """
+    prompt: str | None = None
+    if isinstance(applied, dict) and isinstance(applied.get("prompt"), str):
+        prompt = applied["prompt"]
+    elif isinstance(tokenized, dict) and isinstance(tokenized.get("token_strs"), list):
+        # Byte-level BPE spells a newline `Ċ` and a space `Ġ`; SentencePiece a space `▁`.
+        pieces = (t for t in tokenized["token_strs"] if isinstance(t, str))
+        prompt = "".join(pieces).replace("Ċ", "\n").replace("Ġ", " ").replace("▁", " ")
+    if prompt is None:
+        return None
+    return prompt.rstrip().endswith(tuple(OPENING))
 
 
 _SILENT = object()

@@ -14,7 +14,13 @@ has only the closing tag. Read here, once, as text arrives:
   it thought: there is no answer);
 - `opened`: the prompt opened the tag (a closing tag was seen with no opening one in
   an earlier reply): the text is reasoning until the closing tag, and a reply that
-  never closes it was answer after all, given back whole at the end.
+  never closes it was answer after all, given back whole at the end;
+- `opened=None`: not known yet (a model's first reply). Text that opens no tag is held
+  back, shown as neither, until it can be told: a closing tag makes what came before it
+  reasoning (the prompt opens the tag: `template_opens`), and the end of the text, or
+  `HOLD_MAX_CHARS` with no closing tag, makes it answer, given back in order.
+  Reasoning shown as answer cannot be taken back from a stream, and a template's habit
+  is the model's alone, so this is learned from the reply, on every server alike.
 """
 
 from __future__ import annotations
@@ -24,8 +30,13 @@ from typing import Literal, NamedTuple
 OPENING = {"<think>": "</think>", "<thinking>": "</thinking>"}
 """Each opening tag and the tag that closes it."""
 CLOSING = tuple(OPENING.values())
+HOLD_MAX_CHARS = 8000
+"""The most of a first reply held back while it is not known whether the prompt opened a
+tag: about 2,000 tokens, more than most answers and than the thoughts of a short
+question (DeepSeek-R1's distills write a few hundred to a few thousand tokens); past it,
+the text is taken for an answer (a closing tag after it is still learned from)."""
 
-State = Literal["start", "reasoning", "answer"]
+State = Literal["start", "unsure", "reasoning", "answer"]
 
 
 class Split(NamedTuple):
@@ -39,13 +50,15 @@ class ThinkSplitter:
     """Parts one reply's text, fed piece by piece, into answer and reasoning.
 
     Args:
-        opened: The prompt opened a `<think>` tag: the reply starts inside it.
+        opened: The prompt opened a `<think>` tag: the reply starts inside it. None: not
+            known yet; text that opens no tag is held until it can be told.
     """
 
-    def __init__(self, *, opened: bool = False) -> None:
+    def __init__(self, *, opened: bool | None = False) -> None:
         self._state: State = "reasoning" if opened else "start"
+        self._unsure = opened is None
         self._closing = "</think>"
-        self._assumed = opened  # reasoning because the prompt opened it, not the reply
+        self._assumed = opened is True  # reasoning because the prompt opened it, not the reply
         self._held = ""  # text that may still be the start of a tag
         self._thought = ""  # an assumed reasoning's text, given back if it never closes
         self._watch = False  # an answer with no opening tag: watch it for a closing one
@@ -53,6 +66,14 @@ class ThinkSplitter:
         self._tail = ""  # the answer's last characters, where a closing tag may be split
         self.orphan_close = False
         """A closing tag came with no opening one: the prompt opens it (`opened` next time)."""
+        self._opens_none = False  # the text opened a tag itself, or ended with none
+
+    @property
+    def template_opens(self) -> bool | None:
+        """What this text showed of the prompt: it opens a tag (True), opens none, or unknown."""
+        if self.orphan_close:
+            return True
+        return False if self._opens_none else None
 
     def feed(self, text: str) -> Split:
         """The part of `text` (with what was held) that can be told now."""
@@ -64,6 +85,8 @@ class ThinkSplitter:
         self._held = ""
         if self._state == "start":
             return self._start(text)
+        if self._state == "unsure":
+            return self._undecided(text)
         if self._state == "reasoning":
             return self._reasoning(text)
         return self._answer(text)
@@ -76,18 +99,42 @@ class ThinkSplitter:
             return Split(answer=(self._thought + held).lstrip())
         if self._state == "reasoning":
             return Split(reasoning=held)
+        if self._state == "unsure" and held.strip():
+            self._opens_none = True  # a whole reply and no closing tag: it opens none
         return Split(answer=held)
+
+    def no_inline(self) -> None:
+        """The server parts reasoning itself (a field of its own): the text is answer."""
+        if self._state in ("start", "unsure"):
+            self._state, self._watch, self._unsure = "answer", True, False
+            self._opens_none = True
 
     def _start(self, text: str) -> Split:
         body = text.lstrip()
         for tag, closing in OPENING.items():
             if body.startswith(tag):
                 self._state, self._closing = "reasoning", closing
+                self._opens_none = True
                 return self._reasoning(body[len(tag) :])
             if tag.startswith(body):  # `<thi`: wait for the rest
                 self._held = text
                 return _NOTHING
+        if self._unsure and body:
+            self._state = "unsure"
+            return self._undecided(text)
         return self._answer(text)
+
+    def _undecided(self, text: str) -> Split:
+        """Text that opened no tag, while it is not known whether the prompt opened one."""
+        at, closing = _first_closing(text)
+        if at >= 0 and not any(tag in text[:at] for tag in OPENING):
+            self._state, self._trim, self.orphan_close = "answer", True, True
+            return Split(self._answer(text[at + len(closing) :]).answer, text[:at])
+        if at >= 0 or len(text) > HOLD_MAX_CHARS:  # talks about the tags, or long: answer
+            self._state, self._watch = "answer", at < 0
+            return self._answer(text)
+        self._held = text
+        return _NOTHING
 
     def _answer(self, text: str) -> Split:
         if self._trim:
@@ -145,6 +192,14 @@ def split_whole(text: str, *, opened: bool = False) -> tuple[Split, bool]:
         if at >= 0 and not any(tag in head[:at] for tag in OPENING):
             return Split(head[at + len(closing) :].lstrip(), head[:at]), True
     return split, False
+
+
+def _first_closing(text: str) -> tuple[int, str]:
+    """Where the first closing tag in `text` starts, and which; -1 when none is there."""
+    if "</" not in text:  # read for every held token: the common one costs one search
+        return -1, ""
+    found = [(text.find(tag), tag) for tag in CLOSING if tag in text]
+    return min(found) if found else (-1, "")
 
 
 def _without_partial_tag(text: str, tag: str) -> str:

@@ -33,6 +33,9 @@ REASONING_KEY = "reasoning_content"
 """Where a message keeps its reasoning (`additional_kwargs`), as LangChain's chat models do."""
 PROMPT_KEY = "prompt_read"
 """The `response_metadata` key of what the server said it read of the prompt."""
+SEEN_KEY = "wire_seen"
+"""The `response_metadata` key of what a stream showed of its server: `usage_asked`,
+`usage` (given) and `reasoning`, which a turn learns its servers' capabilities from."""
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 _SERVER_FIELDS = frozenset({"usage", "timings", "truncated"})
 """A chunk's fields said once, at the end of the stream."""
@@ -97,10 +100,11 @@ class WireReader:
 
     Args:
         opened: The model's chat template opens `<think>` in the prompt (learned from an
-            earlier reply, `orphan_close`).
+            earlier reply, `template_opens`); None while not known: a stream's text that
+            opens no tag is held back until it tells (`ThinkSplitter`).
     """
 
-    def __init__(self, *, opened: bool = False) -> None:
+    def __init__(self, *, opened: bool | None = False) -> None:
         self._opened = opened
         self._think = ThinkSplitter(opened=opened)
         self._orphan = False  # a whole completion's
@@ -108,11 +112,26 @@ class WireReader:
         self._usage: dict[str, Any] | None = None
         self._timings: Any = None
         self._truncated = False
+        self._reasoned = False
 
     @property
     def orphan_close(self) -> bool:
         """The reply closed a `<think>` it never opened: its template opens it."""
         return self._orphan or self._think.orphan_close
+
+    @property
+    def template_opens(self) -> bool | None:
+        """What the reply showed of its chat template: opens `<think>`, opens none, unknown.
+
+        A whole completion tells only the first: a JSON reply under a grammar closes no
+        tag even when the template opened one.
+        """
+        return True if self._orphan else self._think.template_opens
+
+    @property
+    def reasoned(self) -> bool:
+        """The reply carried reasoning, in a field or in tags."""
+        return self._reasoned
 
     def chunk(self, raw: dict[str, Any]) -> tuple[dict[str, Any], str]:
         """A stream chunk as langchain-openai should read it, and the reasoning in it.
@@ -133,18 +152,28 @@ class WireReader:
         if not isinstance(delta, dict):
             return raw, ""
         reasoning = _field_reasoning(delta)
+        if reasoning:
+            self._think.no_inline()  # the server parts it: the text is all answer
         content = delta.get("content")
         if content:
             split = self._think.feed(content if isinstance(content, str) else _text(content))
             delta["content"] = split.answer
             reasoning += split.reasoning
+        self._reasoned = self._reasoned or bool(reasoning)
         if delta.get("tool_calls"):
             delta["tool_calls"] = self._calls.pieces(delta["tool_calls"])
         return raw, reasoning
 
     def end(self) -> tuple[Split, dict[str, Any] | None, PromptRead]:
         """The stream's end: text held back, the usage, and what it says of the prompt."""
-        return self._think.end(), self._usage, self.prompt()
+        held = self._think.end()
+        self._reasoned = self._reasoned or bool(held.reasoning)
+        return held, self._usage, self.prompt()
+
+    @property
+    def usage_said(self) -> bool:
+        """The reply carried usage (a stream: in any chunk)."""
+        return self._usage is not None
 
     def prompt(self) -> PromptRead:
         """What the reply said of the prompt so far."""
@@ -158,9 +187,11 @@ class WireReader:
             return raw, ""
         choice = dict(choices[0])
         message = dict(choice.get("message") or {})
-        split, self._orphan = split_whole(_text(message.get("content")), opened=self._opened)
+        opened = self._opened is True
+        split, self._orphan = split_whole(_text(message.get("content")), opened=opened)
         message["content"] = split.answer or (None if message.get("tool_calls") else "")
         reasoning = _field_reasoning(message) + split.reasoning
+        self._reasoned = bool(reasoning)
         if message.get("tool_calls"):
             message["tool_calls"] = [_whole_call(call) for call in message["tool_calls"]]
         choice["message"] = message

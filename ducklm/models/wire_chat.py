@@ -28,7 +28,7 @@ from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_openai import ChatOpenAI
 from pydantic import PrivateAttr
 
-from ducklm.models.wire import PROMPT_KEY, REASONING_KEY, WireReader
+from ducklm.models.wire import PROMPT_KEY, REASONING_KEY, SEEN_KEY, WireReader
 
 _READING: ContextVar[WireReader | None] = ContextVar("ducklm_wire_reading", default=None)
 
@@ -36,15 +36,25 @@ _READING: ContextVar[WireReader | None] = ContextVar("ducklm_wire_reading", defa
 class WireReadingChat(ChatOpenAI):
     """`ChatOpenAI` whose replies are read by `WireReader`, whatever server sent them."""
 
-    _opens_think: bool = PrivateAttr(default=False)
-    """The model's chat template opens `<think>` in the prompt (seen once, kept)."""
+    _opens_think: bool | None = PrivateAttr(default=None)
+    """The model's chat template opens `<think>` in the prompt: learned from its replies,
+    None until one tells (its first streamed text is held back until then)."""
+
+    def know_template(self, opens: bool) -> None:
+        """What the server rendered of the chat template (`Capabilities.template_opens`).
+
+        Taken only while the replies have not told: a model switched on the same server
+        may have another template, and its replies are the better word.
+        """
+        if self._opens_think is None:
+            self._opens_think = opens
 
     def _reader(self) -> WireReader:
         return WireReader(opened=self._opens_think)
 
     def _learn(self, reader: WireReader) -> None:
-        if reader.orphan_close:
-            self._opens_think = True
+        if (opens := reader.template_opens) is not None:
+            self._opens_think = opens
 
     def _create_chat_result(
         self,
@@ -87,8 +97,13 @@ class WireReadingChat(ChatOpenAI):
                 yield generation
         finally:
             _READING.set(outer)
-        self._learn(reader)
         last = self._last_chunk(reader)
+        self._learn(reader)  # after the end: a text held to its end told it opens no tag
+        others = {k: v for k, v in kwargs.items() if k != "stream_usage"}
+        asked = self._should_stream_usage(kwargs.get("stream_usage"), **others)
+        last.message.response_metadata[SEEN_KEY] = {
+            "usage_asked": asked, "usage": reader.usage_said, "reasoning": reader.reasoned
+        }  # fmt: skip
         if run_manager:
             await run_manager.on_llm_new_token(last.text, chunk=last)
         yield last

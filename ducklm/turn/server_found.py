@@ -20,6 +20,7 @@ from langgraph.runtime import Runtime
 from ducklm.kit.events import emit
 from ducklm.models.capabilities import Finding, refusal_of
 from ducklm.models.roles import ROLE_NAMES, RoleName
+from ducklm.models.wire_chat import WireReadingChat
 
 if TYPE_CHECKING:
     from ducklm.graph.context import DuckContext
@@ -38,8 +39,24 @@ async def find_servers(runtime: Runtime[DuckContext]) -> None:
     ctx = runtime.context
     urls = sorted({ctx.models.config(role).base_url for role in ROLE_NAMES})
     await asyncio.gather(*(ctx.capabilities.of(url) for url in urls))
+    tell_templates(ctx)
     if "action" in apply_found(ctx):
         tell_tool_mode(runtime)
+
+
+def tell_templates(ctx: DuckContext) -> None:
+    """Tell each role's client whether its server's chat template opens `<think>`.
+
+    Known from the template the server rendered, a client reads a reasoning model's
+    first reply at once; unknown, it holds that reply's text back until the reply tells
+    (`ducklm.models.think_tags`).
+    """
+    for role in ROLE_NAMES:
+        found = ctx.capabilities.known(ctx.models.config(role).base_url)
+        chat = ctx.models.chat(role)
+        opens = found.template_opens if found is not None else None
+        if opens is not None and isinstance(chat, WireReadingChat):
+            chat.know_template(opens)
 
 
 def learn_refusal(ctx: DuckContext, role: RoleName, exc: BaseException) -> list[RoleName]:

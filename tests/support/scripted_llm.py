@@ -497,6 +497,28 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Keep test output quiet."""
 
+    def _rendered(self, path: str, raw: bytes) -> bool:
+        """The chat template's prompt rendered, as llama-server (`/apply-template`, with
+        `/props`) and vLLM (`/tokenize` with messages, without) render it; False: not."""
+        owner = self.server.owner
+        try:
+            body = json.loads(raw or b"null")
+        except ValueError:
+            return False
+        if not isinstance(body, dict) or "messages" not in body:
+            return False  # `/tokenize` of text: not served (DuckLM estimates its counts)
+        if (path == "/apply-template") != (owner.props is not None):
+            return False
+        opening = "<think>\n" if owner.wire.reasoning == "think_opened" else ""
+        prompt = f"<|im_start|>user\nDuckLM<|im_end|>\n<|im_start|>assistant\n{opening}"
+        if path == "/apply-template":
+            self._send_json(200, {"prompt": prompt})
+        else:
+            strs = [t.replace("\n", "Ċ") for t in re.split(r"(<[^>]+>|\n)", prompt) if t]
+            self._send_json(200, {"count": len(strs), "tokens": list(range(len(strs))),
+                                  "token_strs": strs, "max_model_len": 8192})  # fmt: skip
+        return True
+
     def do_GET(self) -> None:
         """Serve the health and model-list endpoints."""
         path = self.path.split("?", 1)[0].rstrip("/")
@@ -522,6 +544,8 @@ class _Handler(BaseHTTPRequestHandler):
         """Serve chat completions and embeddings."""
         raw = self._read_body()
         path = self.path.split("?", 1)[0].rstrip("/")
+        if path in {"/apply-template", "/tokenize"} and self._rendered(path, raw):
+            return
         if path not in {"/v1/chat/completions", "/v1/embeddings"}:
             self._not_found()
             return

@@ -17,6 +17,7 @@ from ducklm.models.capabilities import (
     changes_for,
     props_findings,
     refusal_of,
+    template_opens,
 )
 from ducklm.models.roles import RoleConfig
 from tests.support.server_words import (
@@ -108,3 +109,14 @@ def test_learning_keeps_the_first_known_answer_against_an_unknown_one() -> None:
     found = store.known(URL + "/")
     assert found is not None and found.of("native_tools").works is False
     assert "native tool calls: no (refused)" in found.summary()
+
+
+def test_a_rendered_template_says_whether_it_opens_think() -> None:
+    """llama-server's `/apply-template` and vLLM's `/tokenize` of messages (R1 distills)."""
+    r1 = "<\uff5cUser\uff5c>DuckLM<\uff5cAssistant\uff5c><think>\n"
+    assert template_opens({"prompt": r1}, None) is True
+    assert template_opens({"prompt": "<|im_start|>assistant\n"}, None) is False
+    strs = ["<\uff5cUser\uff5c>", "Duck", "LM", "<\uff5cAssistant\uff5c>", "<think>", "Ċ"]
+    assert template_opens(None, {"token_strs": strs}) is True
+    assert template_opens(None, {"token_strs": ["<|im_start|>", "assistant", "Ċ"]}) is False
+    assert template_opens(None, {"tokens": [1, 2]}) is None, "a count of text tells nothing"

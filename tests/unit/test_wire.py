@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from ducklm.models.think_tags import HOLD_MAX_CHARS
 from ducklm.models.wire import PromptRead, WireReader, prompt_read
 
 
@@ -21,10 +22,13 @@ def chunk(delta: dict[str, Any] | None = None, finish: str | None = None, **top:
             "model": "m", "choices": choices, **top}  # fmt: skip
 
 
-def read_stream(chunks: list[dict[str, Any]], *, opened: bool = False) -> dict[str, Any]:
-    """Every chunk through one reader: the answer, reasoning, tool pieces and the end."""
+def read_stream(chunks: list[dict[str, Any]], *, opened: bool | None = False) -> dict[str, Any]:
+    """Every chunk through one reader: the answer, reasoning, tool pieces and the end.
+
+    `streamed`: the answer as it went out before the stream's end, piece by piece.
+    """
     reader = WireReader(opened=opened)
-    answer, reasoning, calls = "", "", []
+    answer, reasoning, calls, streamed = "", "", [], []
     for raw in chunks:
         read, thought = reader.chunk(raw)
         assert "usage" not in read and "timings" not in read, "held back for the end"
@@ -32,6 +36,7 @@ def read_stream(chunks: list[dict[str, Any]], *, opened: bool = False) -> dict[s
         for choice in read["choices"]:
             answer += choice["delta"].get("content") or ""
             calls += choice["delta"].get("tool_calls") or []
+        streamed.append(answer)
     held, usage, prompt = reader.end()
     return {
         "answer": answer + held.answer,
@@ -40,6 +45,9 @@ def read_stream(chunks: list[dict[str, Any]], *, opened: bool = False) -> dict[s
         "usage": usage,
         "prompt": prompt,
         "orphan": reader.orphan_close,
+        "streamed": streamed,
+        "template_opens": reader.template_opens,
+        "reasoned": reader.reasoned,
     }
 
 
@@ -110,6 +118,41 @@ def test_a_closing_tag_alone_is_learned_and_next_time_read_as_reasoning() -> Non
     # A reply that never closes the tag the prompt opened was answer after all.
     plain = read_stream([chunk({"content": "Just hi."})], opened=True)
     assert plain["answer"] == "Just hi."
+
+
+def test_a_first_reply_is_held_until_a_closing_tag_tells_the_template_opened_it() -> None:
+    """Not known yet (a model's first reply): its reasoning never goes out as answer."""
+    pieces = ["Let me ", "think it over.", "</th", "ink>", "\n\nForty", "-two."]
+    first = read_stream([chunk({"content": p}) for p in pieces], opened=None)
+    assert first["streamed"][:4] == ["", "", "", ""], "nothing went out as answer before"
+    assert (first["answer"], first["reasoning"]) == ("Forty-two.", "Let me think it over.")
+    assert first["template_opens"] is True and first["reasoned"]
+
+
+def test_a_first_reply_that_closes_no_tag_is_answer_given_back_in_order() -> None:
+    plain = read_stream([chunk({"content": p}) for p in ["Just ", "hi ", "there."]], opened=None)
+    assert plain["streamed"] == ["", "", ""] and plain["answer"] == "Just hi there."
+    assert plain["reasoning"] == "" and plain["template_opens"] is False
+    tagged = read_stream([chunk({"content": "<think>Hm.</think>Hi."})], opened=None)
+    assert (tagged["answer"], tagged["template_opens"]) == ("Hi.", False)
+    # An answer that talks about the tags is an answer.
+    talk = read_stream([chunk({"content": "Models write <think>...</think> first."})], opened=None)
+    assert talk["answer"] == "Models write <think>...</think> first." and not talk["reasoning"]
+
+
+def test_a_first_reply_past_the_bound_goes_out_as_answer() -> None:
+    long = "word " * (HOLD_MAX_CHARS // 5 + 1)
+    read = read_stream([chunk({"content": long}), chunk({"content": "end."})], opened=None)
+    assert read["streamed"][0] == long, "released once past the bound, not at the end"
+    assert read["answer"] == long + "end." and read["template_opens"] is None
+
+
+def test_reasoning_in_a_field_releases_a_first_reply_at_once() -> None:
+    """A server that parts reasoning itself sends answer text only: nothing is held."""
+    chunks = [chunk({"reasoning_content": "Hm."}), chunk({"content": "Hi"}),
+              chunk({"content": " there."})]  # fmt: skip
+    read = read_stream(chunks, opened=None)
+    assert read["streamed"] == ["", "Hi", "Hi there."] and read["template_opens"] is False
 
 
 def test_a_whole_completion_with_a_closing_tag_alone() -> None:
