@@ -20,10 +20,10 @@ from collections.abc import Awaitable, Callable
 
 from ducklm.runtime.recovery import close_run
 from ducklm.stores import RunRecord, Runs, RunStores
+from ducklm.stores.leases import LEASE_LOST as LEASE_LOST  # noqa: PLC0414  re-exported
 
 log = logging.getLogger(__name__)
 
-LEASE_LOST = "its server stopped renewing its lease"
 GoOn = Callable[[RunRecord], Awaitable[bool]]
 """Continue a taken-over turn; `False` when it cannot go on."""
 Room = Callable[[], int]

@@ -18,6 +18,8 @@ from ducklm.stores.db import Database, Row
 
 NOW = "EXTRACT(EPOCH FROM clock_timestamp())::float8"
 """The database's clock, in Unix seconds: every worker compares leases against it."""
+LEASE_LOST = "its server stopped renewing its lease"
+"""Why a run whose lease ran out was taken over (its error, and a queued run's)."""
 
 HEARTBEATS_TO_EXPIRY = 3
 

@@ -18,31 +18,31 @@ from fastapi import APIRouter, Depends, FastAPI
 
 from ducklm.server.agent_protocol.assistants import graph as assistant_graph
 from ducklm.server.agent_protocol.assistants import routes as assistants
-from ducklm.server.agent_protocol.assistants.store import AssistantStore
 from ducklm.server.agent_protocol.common.deps import Door
 from ducklm.server.agent_protocol.crons import routes as crons
 from ducklm.server.agent_protocol.crons.firing import CronRuns
 from ducklm.server.agent_protocol.crons.scheduler import CronScheduler
-from ducklm.server.agent_protocol.crons.store import CronStore
 from ducklm.server.agent_protocol.runs import background
 from ducklm.server.agent_protocol.runs import routes as runs
 from ducklm.server.agent_protocol.runs.queue_drain import QueueDrainer
-from ducklm.server.agent_protocol.runs.queue_store import RunQueue
 from ducklm.server.agent_protocol.runs.relay import relaying_on_ask
-from ducklm.server.agent_protocol.runs.store import RunStore
 from ducklm.server.agent_protocol.store import routes as store_routes
-from ducklm.server.agent_protocol.store.index import StoreIndex
 from ducklm.server.agent_protocol.store.items import StoreItems
 from ducklm.server.agent_protocol.streaming.joining import RunStreams
 from ducklm.server.agent_protocol.threads import routes as threads
 from ducklm.server.agent_protocol.threads import state
 from ducklm.server.agent_protocol.threads.retention import sweep_forever
-from ducklm.server.agent_protocol.threads.store import ThreadStore
-from ducklm.server.agent_protocol.threads.ttl import TtlStore
 from ducklm.server.agent_protocol.webhooks.delivery import Webhooks
 from ducklm.server.deps import single_query_values
 from ducklm.server.responses import GUARDED, errors
 from ducklm.server.routes.status import VERSION
+from ducklm.stores.agent_protocol.assistants import AssistantStore
+from ducklm.stores.agent_protocol.crons import CronStore
+from ducklm.stores.agent_protocol.run_queue import RunQueue
+from ducklm.stores.agent_protocol.runs import RunStore
+from ducklm.stores.agent_protocol.store_index import StoreIndex
+from ducklm.stores.agent_protocol.thread_ttl import TtlStore
+from ducklm.stores.agent_protocol.threads import ThreadStore
 
 __all__ = ["agent_protocol_router"]
 

@@ -12,8 +12,8 @@ from dataclasses import replace
 import pytest
 
 from ducklm.config.settings import Settings
-from ducklm.server.agent_protocol.crons.store import CronRow, CronStore, TickRow
 from ducklm.stores import Database, open_database
+from ducklm.stores.agent_protocol.crons import CronRow, CronStore, TickRow
 from tests.support.postgres import on_backend
 
 NOW = 1_900_000_020.0

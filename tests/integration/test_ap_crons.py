@@ -18,7 +18,7 @@ from langgraph_sdk.client import LangGraphClient
 
 from ducklm.config.settings import Settings
 from ducklm.server.agent_protocol.common.views import iso_time
-from ducklm.server.agent_protocol.crons.store import TickRow
+from ducklm.stores.agent_protocol.crons import TickRow
 from tests.support.agent_runs import (
     QUIET,
     RUN_TIMEOUT_S,

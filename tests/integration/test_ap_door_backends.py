@@ -13,8 +13,8 @@ import pytest
 
 from ducklm.config.settings import Settings
 from ducklm.runtime.facade import DuckLM
-from ducklm.server.agent_protocol.assistants.store import AssistantStore, AssistantVersion
-from ducklm.server.agent_protocol.threads.ttl import TtlStore
+from ducklm.stores.agent_protocol.assistants import AssistantStore, AssistantVersion
+from ducklm.stores.agent_protocol.thread_ttl import TtlStore
 from tests.support.postgres import on_backend
 from tests.support.scripted_llm import ScriptedLLM, reply
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from ducklm.server.agent_protocol.runs.queue_store import QueuedRun, RunQueue
 from ducklm.stores import Database
+from ducklm.stores.agent_protocol.run_queue import QueuedRun, RunQueue
 from ducklm.stores.backend import open_database
 from tests.support.postgres import fresh_schema, require_postgres
 

@@ -14,7 +14,7 @@ import pytest
 from langgraph_sdk.client import LangGraphClient
 
 from ducklm.server.agent_protocol.webhooks import delivery
-from ducklm.server.agent_protocol.webhooks.delivery import Delivery
+from ducklm.stores.agent_protocol.webhooks import Delivery
 from tests.support.agent_runs import QUIET, door_of, new_thread, prompt
 from tests.support.scripted_llm import ScriptedLLM, reply
 from tests.support.server import Served

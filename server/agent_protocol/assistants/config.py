@@ -24,11 +24,11 @@ from fastapi import HTTPException
 from pydantic import BaseModel, ConfigDict, StrictBool, ValidationError
 
 from ducklm.config.settings import Settings
-from ducklm.server.agent_protocol.assistants.store import AssistantStore, AssistantVersion
 from ducklm.server.agent_protocol.common.identity import GRAPH_ID, is_assistant
 from ducklm.server.agent_protocol.common.schemas import RunConfig, RunCreate, RunSwitches
 from ducklm.server.agent_protocol.common.workspace import allowed_values
 from ducklm.server.agent_protocol.threads.catalog import GRAPH_METADATA
+from ducklm.stores.agent_protocol.assistants import AssistantStore, AssistantVersion
 
 BOTH = (
     "Cannot specify both configurable and context. Prefer setting context alone. Context "

@@ -2,7 +2,7 @@
 
 The graph's own assistant (`ducklm`, ids in `common/identity.py`) is always there and cannot be
 changed. A client's assistants (`POST /assistants`) are stored with every version
-(`assistants/store.py`); what of their configuration a run honours is
+(`ducklm/stores/agent_protocol/assistants.py`); what of their configuration a run honours is
 `assistants/config.py`'s. Every assistant is of the one graph: a search for another graph
 is a `404`, as on the LangGraph server.
 """
@@ -25,7 +25,6 @@ from ducklm.server.agent_protocol.assistants.schemas import (
     AssistantSearch,
     AssistantVersions,
 )
-from ducklm.server.agent_protocol.assistants.store import AssistantRow, AssistantVersion
 from ducklm.server.agent_protocol.assistants.views import (
     assistant_view,
     system_assistant,
@@ -44,6 +43,7 @@ from ducklm.server.agent_protocol.common.responses import Assistant, AssistantVe
 from ducklm.server.agent_protocol.common.wire import WireResponse
 from ducklm.server.agent_protocol.threads.retention import delete_assistant_threads
 from ducklm.server.responses import errors
+from ducklm.stores.agent_protocol.assistants import AssistantRow, AssistantVersion
 
 router = APIRouter()
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ducklm.server.agent_protocol.assistants.store import AssistantRow, AssistantVersion
 from ducklm.server.agent_protocol.common.identity import ASSISTANT_ID, GRAPH_ID
 from ducklm.server.agent_protocol.common.views import iso_time
+from ducklm.stores.agent_protocol.assistants import AssistantRow, AssistantVersion
 
 SYSTEM_DESCRIPTION = "DuckLM: a local agent over local OpenAI-compatible models."
 

@@ -7,17 +7,17 @@ from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, HTTPException, Request
 
-from ducklm.server.agent_protocol.assistants.store import AssistantStore
-from ducklm.server.agent_protocol.crons.store import CronStore
-from ducklm.server.agent_protocol.runs.queue_store import RunQueue
-from ducklm.server.agent_protocol.runs.store import RunStore
 from ducklm.server.agent_protocol.store.items import StoreItems
 from ducklm.server.agent_protocol.streaming.joining import RunStreams
 from ducklm.server.agent_protocol.threads.catalog import find_thread
-from ducklm.server.agent_protocol.threads.store import ThreadRecord, ThreadStore
-from ducklm.server.agent_protocol.threads.ttl import TtlStore
 from ducklm.server.agent_protocol.webhooks.delivery import Webhooks
 from ducklm.server.deps import Duck, Hub
+from ducklm.stores.agent_protocol.assistants import AssistantStore
+from ducklm.stores.agent_protocol.crons import CronStore
+from ducklm.stores.agent_protocol.run_queue import RunQueue
+from ducklm.stores.agent_protocol.runs import RunStore
+from ducklm.stores.agent_protocol.thread_ttl import TtlStore
+from ducklm.stores.agent_protocol.threads import ThreadRecord, ThreadStore
 
 if TYPE_CHECKING:  # the scheduler and the drainer start runs of the door: they import this
     from ducklm.server.agent_protocol.crons.scheduler import CronScheduler
@@ -35,7 +35,7 @@ class Door:
     streams: RunStreams
     """The runs a client can follow (running, enqueued, recently ended)."""
     queue: RunQueue
-    """The runs waiting to start, on every worker (`runs/queue_store.py`)."""
+    """The runs waiting to start, on every worker (`ducklm/stores/agent_protocol/run_queue.py`)."""
     drainer: QueueDrainer
     """Starts this worker's share of the queued runs (`runs/queue_drain.py`)."""
     store_items: StoreItems

@@ -9,7 +9,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Interrupt, StateSnapshot
 
 from ducklm.server.agent_protocol.common.inbox import with_inbox_keys
-from ducklm.server.agent_protocol.threads.store import ThreadRecord
+from ducklm.stores.agent_protocol.threads import ThreadRecord
 
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
 

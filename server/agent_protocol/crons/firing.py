@@ -25,13 +25,13 @@ from pydantic import ValidationError
 from ducklm.runtime.facade import DuckLM
 from ducklm.server.agent_protocol.common.deps import Door
 from ducklm.server.agent_protocol.common.schemas import RunCreate
-from ducklm.server.agent_protocol.crons.store import CronRow, TickOutcome
 from ducklm.server.agent_protocol.runs.launch import admit
 from ducklm.server.agent_protocol.runs.lookup import duck_record
 from ducklm.server.agent_protocol.runs.spec import stateless_run, thread_run
 from ducklm.server.agent_protocol.streaming.joining import RunHandle
 from ducklm.server.agent_protocol.threads.catalog import find_thread
 from ducklm.server.tasks import TaskHub, ThreadBusy
+from ducklm.stores.agent_protocol.crons import CronRow, TickOutcome
 
 log = logging.getLogger(__name__)
 

@@ -1,8 +1,8 @@
 """`/runs/crons` and `/threads/{id}/runs/crons`: create, get, update, delete, search, count.
 
 As the LangGraph server's cron routes (`langgraph_api/api/runs.py`). Thin: the checks
-and shapes are `rows.py`'s, the table `store.py`'s; a change wakes the scheduler, which
-fires the runs (`scheduler.py`, `firing.py`).
+and shapes are `rows.py`'s, the table `ducklm/stores/agent_protocol/crons.py`'s; a change
+wakes the scheduler, which fires the runs (`scheduler.py`, `firing.py`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from ducklm.server.agent_protocol.crons.schemas import (
     CronPatch,
     CronSearch,
 )
-from ducklm.server.agent_protocol.crons.store import CronRow
 from ducklm.server.responses import errors
+from ducklm.stores.agent_protocol.crons import CronRow
 
 router = APIRouter()
 

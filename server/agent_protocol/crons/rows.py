@@ -26,8 +26,8 @@ from ducklm.server.agent_protocol.crons.schedule import (
     next_time,
 )
 from ducklm.server.agent_protocol.crons.schemas import CronCreate, CronPatch
-from ducklm.server.agent_protocol.crons.store import CronRow
 from ducklm.server.agent_protocol.runs.spec import check_run_webhook
+from ducklm.stores.agent_protocol.crons import CronRow
 
 BAD_PATCH = "the patched cron's run: {where}: {why}"
 EMPTY_PATCH = "Request body cannot be empty"

@@ -27,7 +27,7 @@ from ducklm.server.agent_protocol.crons.schedule import (
     missed_between,
     next_time,
 )
-from ducklm.server.agent_protocol.crons.store import CronRow, CronStore, TickRow
+from ducklm.stores.agent_protocol.crons import CronRow, CronStore, TickRow
 
 log = logging.getLogger(__name__)
 

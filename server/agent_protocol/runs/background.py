@@ -6,7 +6,7 @@ waiting (the `Run` comes back at once, `pending`), list and get runs, wait for o
 (`GET .../stream`, `Last-Event-ID` replays what a client missed: `streaming/joining.py`), cancel
 it (`interrupt` or `rollback`: `runs/cancel.py`) and delete it. Runs are admitted as
 every run of the door is (`runs/launch.py`), through the run queue any worker drains
-(`runs/queue_store.py`), so each is a hub task with DuckLM's bookkeeping.
+(`ducklm/stores/agent_protocol/run_queue.py`), so each is a hub task with DuckLM's bookkeeping.
 """
 
 from __future__ import annotations

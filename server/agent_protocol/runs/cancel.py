@@ -20,8 +20,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from ducklm.runtime.facade import DuckLM, NotWaitingError
 from ducklm.server.agent_protocol.common.deps import Door
 from ducklm.server.agent_protocol.runs.lookup import FoundRun, duck_record
-from ducklm.server.agent_protocol.runs.store import RunRow, RunStore
 from ducklm.server.tasks import TaskHub, TaskNotFound
+from ducklm.stores.agent_protocol.runs import RunRow, RunStore
 from ducklm.stores.runs import RunRecord
 
 log = logging.getLogger(__name__)

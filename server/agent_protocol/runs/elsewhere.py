@@ -28,10 +28,10 @@ from ducklm.runtime.facade import DuckLM
 from ducklm.server.agent_protocol.common.deps import Door
 from ducklm.server.agent_protocol.runs.lookup import FoundRun, duck_record, until_started
 from ducklm.server.agent_protocol.runs.relay import END, ask, from_item, stream_of
-from ducklm.server.agent_protocol.runs.store import RunRow
 from ducklm.server.agent_protocol.streaming.events import WireEvent, encode
 from ducklm.server.agent_protocol.streaming.joining import ALWAYS, REFUSED, mode_of
 from ducklm.server.tasks import TaskHub
+from ducklm.stores.agent_protocol.runs import RunRow
 from ducklm.stores.relay import JournalReader, Notice, Relay
 
 IDLE_CHECK_S = 5.0

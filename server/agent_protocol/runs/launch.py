@@ -1,16 +1,16 @@
-"""Admitting a run: started now or written to the run queue, recorded once (`runs/store.py`).
+"""Admitting a run: started now or queued, recorded once (`ducklm/stores/agent_protocol/runs.py`).
 
-Every run of the door comes through `admit`, whichever route asked for it (stream,
-wait, background, batch, a cron): so every one has a row, an id the client can follow,
-cancel and join, and the multitask strategy it asked for (`runs/multitask.py`). A run with a
-client waiting for it (stream, wait) starts at once on the worker that has the client;
-a background run goes through the run queue (`runs/queue_store.py`) and is `pending` until a
-worker's drainer starts it (`runs/queue_drain.py`), as on the LangGraph server. When this
-worker has room, its row is taken by this worker as it is written, so it starts here at
-once; else any worker with room takes it. The id is minted here, before the run exists,
-and goes into the run's metadata, so its checkpoints carry it; DuckLM's own run id is
-recorded beside it when it starts. The run itself is a hub task (`runs/execution.py`), so
-DuckLM's bookkeeping is that of any run. A run with a `webhook` has its outcome sent
+Every run of the door comes through `admit`, whichever route asked for it (stream, wait,
+background, batch, a cron): so every one has a row, an id the client can follow, cancel and
+join, and the multitask strategy it asked for (`runs/multitask.py`). A run with a client
+waiting for it (stream, wait) starts at once on the worker that has the client; a background
+run goes through the run queue (`ducklm/stores/agent_protocol/run_queue.py`) and is
+`pending` until a worker's drainer starts it (`runs/queue_drain.py`), as on the LangGraph
+server. When this worker has room, its row is taken by this worker as it is written, so it
+starts here at once; else any worker with room takes it. The id is minted here, before the
+run exists, and goes into the run's metadata, so its checkpoints carry it; DuckLM's own run
+id is recorded beside it when it starts. The run itself is a hub task (`runs/execution.py`),
+so DuckLM's bookkeeping is that of any run. A run with a `webhook` has its outcome sent
 there when it ends (`webhooks/`).
 """
 
@@ -28,12 +28,12 @@ from ducklm.server.agent_protocol.common.identity import ASSISTANT_ID
 from ducklm.server.agent_protocol.common.schemas import RunCreate
 from ducklm.server.agent_protocol.runs.execution import start_run
 from ducklm.server.agent_protocol.runs.multitask import make_room, refuse_busy, thread_busy
-from ducklm.server.agent_protocol.runs.queue_store import QueuedRun
 from ducklm.server.agent_protocol.runs.spec import RunSpec
-from ducklm.server.agent_protocol.runs.store import RunRow, RunState
 from ducklm.server.agent_protocol.streaming.joining import RunHandle
 from ducklm.server.agent_protocol.webhooks.outcome import run_outcome
 from ducklm.server.tasks import LiveTask, TaskHub, ThreadBusy
+from ducklm.stores.agent_protocol.run_queue import QueuedRun
+from ducklm.stores.agent_protocol.runs import RunRow, RunState
 from ducklm.tools.hitl import DecisionError
 
 

@@ -11,10 +11,10 @@ from fastapi import HTTPException
 from ducklm.runtime.facade import DuckLM
 from ducklm.server.agent_protocol.common.deps import Door
 from ducklm.server.agent_protocol.common.wire import dumps
-from ducklm.server.agent_protocol.runs.store import RunRow
 from ducklm.server.agent_protocol.streaming.joining import RunHandle
 from ducklm.server.agent_protocol.threads.catalog import find_thread, load_view
 from ducklm.server.tasks import TaskHub
+from ducklm.stores.agent_protocol.runs import RunRow
 from ducklm.stores.runs import RunRecord
 
 NOT_FOUND = "Run with ID {run_id} not found"

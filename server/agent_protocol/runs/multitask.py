@@ -3,9 +3,9 @@
 As the LangGraph server does it (`create_valid_run`, `Runs.cancel`):
 
 - `reject` (the default): `409`, naming the running task.
-- `enqueue`: the run is recorded as `pending` in the run queue (`runs/queue_store.py`) and
-  starts when the thread is free, after the runs enqueued before it (first come, first
-  run), on whichever worker takes it.
+- `enqueue`: the run is recorded as `pending` in the run queue
+  (`ducklm/stores/agent_protocol/run_queue.py`) and starts when the thread is free, after
+  the runs enqueued before it (first come, first run), on whichever worker takes it.
 - `interrupt`: the running run (and any enqueued one) is cancelled and kept, listed as
   `interrupted`; then the new run starts.
 - `rollback`: the running run (and any enqueued one) is cancelled and deleted with its

@@ -2,7 +2,7 @@
 
 One per server, started by the door's lifespan. Each pass it asks the queue for the
 runs that may start now (each the oldest of a thread with no running run, oldest
-first: `runs/queue_store.py`), takes as many as this worker has room for
+first: `ducklm/stores/agent_protocol/run_queue.py`), takes as many as this worker has room for
 (`Settings.worker_runs` minus the runs going on here and the rows it holds, as the
 reaper counts it), rebuilds each run's `RunSpec` from its stored request
 (`run_spec.queued_run`) and starts it the way a request does (`launch.begin`). Rows
@@ -34,11 +34,11 @@ from ducklm.runtime.facade import DuckLM, NotWaitingError
 from ducklm.server.agent_protocol.common.deps import Door
 from ducklm.server.agent_protocol.common.schemas import RunCreate
 from ducklm.server.agent_protocol.runs.launch import begin, named
-from ducklm.server.agent_protocol.runs.queue_store import QueuedRun
 from ducklm.server.agent_protocol.runs.spec import RunSpec, queued_run
-from ducklm.server.agent_protocol.runs.store import RunRow
 from ducklm.server.agent_protocol.streaming.joining import RunHandle
 from ducklm.server.tasks import TaskHub, ThreadBusy
+from ducklm.stores.agent_protocol.run_queue import QueuedRun
+from ducklm.stores.agent_protocol.runs import RunRow
 from ducklm.tools.hitl import DecisionError
 
 log = logging.getLogger(__name__)

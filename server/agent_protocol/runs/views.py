@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from ducklm.server.agent_protocol.common.identity import ASSISTANT_ID
 from ducklm.server.agent_protocol.common.views import iso_time
-from ducklm.server.agent_protocol.runs.store import RunRow
+from ducklm.stores.agent_protocol.runs import RunRow
 from ducklm.stores.runs import RunRecord
 
 RunStatus = Literal["pending", "running", "error", "success", "timeout", "interrupted"]

@@ -1,10 +1,10 @@
 """The Store API over DuckLM's memory: put, get, delete, search items; list namespaces.
 
 Every item is one DuckLM memory (`store/mapping.py` says which scope, id and text), so
-DuckLM's recall and memory search find what a LangGraph client put, and the Store API
-shows what DuckLM's memory policy wrote. `store/index.py` finds the items put through
-the API by namespace prefix; DuckLM's own memories are found by their scope. A
-superseded memory is not an item (DuckLM no longer recalls it either).
+DuckLM's recall and memory search find what a LangGraph client put, and the Store API shows
+what DuckLM's memory policy wrote. `ducklm/stores/agent_protocol/store_index.py` finds the
+items put through the API by namespace prefix; DuckLM's own memories are found by their
+scope. A superseded memory is not an item (DuckLM no longer recalls it either).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from ducklm.config.settings import Settings
 from ducklm.kit.workspaces import resolve_workspace
 from ducklm.memory import MemoryRecord, MemoryStore, NewMemory
 from ducklm.server.agent_protocol.store.filter import matches
-from ducklm.server.agent_protocol.store.index import StoreIndex
 from ducklm.server.agent_protocol.store.mapping import (
     META,
     BadNamespace,
@@ -35,6 +34,7 @@ from ducklm.server.agent_protocol.store.mapping import (
     text_of,
     under,
 )
+from ducklm.stores.agent_protocol.store_index import StoreIndex
 
 SCAN = 10_000
 """At most this many of DuckLM's own memories are read for one prefix, newest first."""

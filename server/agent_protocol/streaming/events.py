@@ -5,7 +5,7 @@ The run is a hub task (`runs/execution.py`); this module only maps what it publi
 `streaming/joining.py` numbers them and follows a run from where a client asks:
 
 - `metadata`: `{"run_id", "attempt"}`, first (`streaming/joining.py`); `run_id` is the run's id
-  (`runs/store.py`).
+  (`ducklm/stores/agent_protocol/runs.py`).
 - `values`, `updates`: the graph's own chunks of those modes, untouched (the state after
   each step; `{node: update}`; at a question `__interrupt__`, as LangGraph adds it).
 - `messages` (mode `messages-tuple`): `[message chunk, metadata]` per token, the graph's.

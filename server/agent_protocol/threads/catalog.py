@@ -13,9 +13,9 @@ from typing import Any
 from ducklm.runtime.facade import DuckLM
 from ducklm.server.agent_protocol.common.identity import ASSISTANT_ID, GRAPH_ID
 from ducklm.server.agent_protocol.common.views import thread_view
-from ducklm.server.agent_protocol.threads.store import ThreadRecord, ThreadStore
 from ducklm.server.tasks import TaskHub
 from ducklm.stores import Conversation
+from ducklm.stores.agent_protocol.threads import ThreadRecord, ThreadStore
 
 GRAPH_METADATA = {"graph_id": GRAPH_ID, "assistant_id": ASSISTANT_ID}
 """What a thread's metadata says before a client set any (a `/v1` conversation's)."""

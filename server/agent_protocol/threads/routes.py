@@ -1,9 +1,10 @@
 """`/threads`: create, get, update, delete, search, count, copy; TTLs.
 
-A thread is a DuckLM conversation (`threads/catalog.py`): values, status and interrupts are read
-from the checkpointer and DuckLM's tasks each time; the door's tables hold its metadata
-and its TTL (`threads/ttl.py`, swept by `threads/retention.py`). A copy is a new conversation with
-the same checkpoints, title, workspace and metadata (`DuckLM.copy_thread`).
+A thread is a DuckLM conversation (`threads/catalog.py`): values, status and interrupts are
+read from the checkpointer and DuckLM's tasks each time; the door's tables hold its metadata
+and its TTL (`ducklm/stores/agent_protocol/thread_ttl.py`, swept by `threads/retention.py`).
+A copy is a new conversation with the same checkpoints, title, workspace and metadata
+(`DuckLM.copy_thread`).
 """
 
 from __future__ import annotations
@@ -41,9 +42,9 @@ from ducklm.server.agent_protocol.threads.catalog import (
     load_view,
 )
 from ducklm.server.agent_protocol.threads.retention import delete_thread as forget
-from ducklm.server.agent_protocol.threads.store import ThreadRecord
 from ducklm.server.responses import errors
 from ducklm.server.tasks import TaskHub, ThreadBusy
+from ducklm.stores.agent_protocol.threads import ThreadRecord
 
 router = APIRouter()
 

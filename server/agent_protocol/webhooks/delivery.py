@@ -4,8 +4,9 @@ One POST of the outcome (JSON), tried `ATTEMPTS` times at most: again only when 
 receiver could not be reached or answered 5xx/429, after `BACKOFF_S`. A redirect is
 followed only to the same scheme, host and port (307/308, which keep the POST), at most
 `MAX_REDIRECTS` times; any other is a failure. No proxy from the environment is used.
-Every delivery is recorded in `ap_webhooks` (delivered or failed, attempts, the last
-status or error) and a failure is logged; nothing is ever tried again after that.
+Every delivery is recorded in `ap_webhooks` (`ducklm/stores/agent_protocol/webhooks.py`:
+delivered or failed, attempts, the last status or error) and a failure is logged; nothing
+is ever tried again after that.
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 
 from ducklm.server.agent_protocol.webhooks.policy import same_origin
 from ducklm.stores import Database
+from ducklm.stores.agent_protocol.webhooks import Delivery, WebhookLog
 
 log = logging.getLogger(__name__)
 
@@ -33,32 +34,6 @@ CLOSE_WAIT_S = 2.0
 
 Outcome = Callable[[], Awaitable[dict[str, Any]]]
 """Builds the body to send, once the run has ended."""
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS ap_webhooks (
-    run_id      TEXT NOT NULL,
-    url         TEXT NOT NULL,
-    outcome     TEXT NOT NULL,
-    attempts    INTEGER NOT NULL,
-    status_code INTEGER,
-    error       TEXT,
-    at          REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS ap_webhooks_run ON ap_webhooks (run_id);
-"""
-
-
-@dataclass(frozen=True)
-class Delivery:
-    """What became of one run's webhook."""
-
-    run_id: str
-    url: str
-    outcome: Literal["delivered", "failed"]
-    attempts: int
-    status_code: int | None
-    error: str | None
-    at: float
 
 
 class _Failed(Exception):
@@ -73,20 +48,20 @@ class _Failed(Exception):
 class Webhooks:
     """Deliveries of the door's runs' webhooks: started at a run's start, sent at its end."""
 
-    def __init__(self, db: Database, client: httpx.AsyncClient) -> None:
-        self._db = db
+    def __init__(self, deliveries: WebhookLog, client: httpx.AsyncClient) -> None:
+        self._deliveries = deliveries
         self._client = client
         self._pending: set[asyncio.Task[None]] = set()
 
     @classmethod
     async def open(cls, db: Database) -> Webhooks:
-        """Deliveries on `db` (their table created if missing)."""
-        await db.create_tables(SCHEMA)
+        """Deliveries recorded on `db` (their table created if missing)."""
+        deliveries = await WebhookLog.open(db)
         # The client loads its TLS context from files: not on the loop.
         client = await asyncio.to_thread(
             httpx.AsyncClient, timeout=TIMEOUT_S, follow_redirects=False, trust_env=False
         )
-        return cls(db, client)
+        return cls(deliveries, client)
 
     def send_after(self, run_id: str, url: str, ended: asyncio.Event, outcome: Outcome) -> None:
         """POST `outcome()` to `url` once `ended` is set (in the background)."""
@@ -98,12 +73,7 @@ class Webhooks:
 
     async def deliveries(self, run_id: str) -> list[Delivery]:
         """The recorded deliveries of `run_id`'s webhook."""
-        rows = await self._db.fetchall(
-            "SELECT run_id, url, outcome, attempts, status_code, error, at FROM ap_webhooks "
-            "WHERE run_id = ? ORDER BY at",
-            (run_id,),
-        )
-        return [Delivery(*row) for row in rows]
+        return await self._deliveries.deliveries(run_id)
 
     async def close(self) -> None:
         """Give deliveries under way `CLOSE_WAIT_S`, cancel the rest, close the client."""
@@ -122,9 +92,11 @@ class Webhooks:
             body = await outcome()
         except Exception:
             log.exception("webhook of run %s: its outcome could not be read", run_id)
-            await self._record(Delivery(run_id, url, "failed", 0, None, "no outcome", time.time()))
+            await self._deliveries.record(
+                Delivery(run_id, url, "failed", 0, None, "no outcome", time.time())
+            )
             return
-        await self._record(await self._post(run_id, url, body))
+        await self._deliveries.record(await self._post(run_id, url, body))
 
     async def _post(self, run_id: str, url: str, body: dict[str, Any]) -> Delivery:
         for attempt in range(1, ATTEMPTS + 1):
@@ -154,21 +126,6 @@ class Webhooks:
                 raise _Failed(why, again=False, status_code=response.status_code)
             target = location
         raise _Failed(f"more than {MAX_REDIRECTS} redirects", again=False)
-
-    async def _record(self, delivery: Delivery) -> None:
-        await self._db.execute(
-            "INSERT INTO ap_webhooks (run_id, url, outcome, attempts, status_code, error, at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                delivery.run_id,
-                delivery.url,
-                delivery.outcome,
-                delivery.attempts,
-                delivery.status_code,
-                delivery.error,
-                delivery.at,
-            ),
-        )
 
 
 def _accepted(response: httpx.Response) -> int:

@@ -16,10 +16,10 @@ from ducklm.kit.events import Event
 from ducklm.runtime.facade import DuckLM
 from ducklm.server.agent_protocol.common.views import iso_time
 from ducklm.server.agent_protocol.common.wire import dumps
-from ducklm.server.agent_protocol.runs.store import RunRow
 from ducklm.server.agent_protocol.runs.views import BY_DUCK_STATUS, run_view
 from ducklm.server.agent_protocol.streaming.events import FAILED
 from ducklm.server.tasks import Chunk, LiveTask
+from ducklm.stores.agent_protocol.runs import RunRow
 
 
 async def run_outcome(

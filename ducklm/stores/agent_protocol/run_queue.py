@@ -26,9 +26,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from ducklm.runtime.reaper import LEASE_LOST
 from ducklm.stores import Database
-from ducklm.stores.leases import NOW
+from ducklm.stores.leases import LEASE_LOST, NOW
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS ap_run_queue (

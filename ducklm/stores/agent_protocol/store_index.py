@@ -1,10 +1,11 @@
 """The Store API's index: which memory holds each item put through it, by namespace.
 
-The items themselves are DuckLM's memories (`store/mapping.py`). This table, `ap_store_items`,
-lets a namespace prefix be found in SQL: `(namespace, key) -> memory_id`, the namespace's
-labels joined by `.` (labels hold no period). A memory DuckLM wrote has no row: it is
-found by its scope. A row whose memory is gone (deleted by `/v1/memory`, or with its
-conversation) is skipped when read and dropped at the next delete of its item.
+The items themselves are DuckLM's memories (`server/agent_protocol/store/mapping.py`).
+This table, `ap_store_items`, lets a namespace prefix be found in SQL:
+`(namespace, key) -> memory_id`, the namespace's labels joined by `.` (labels hold no
+period). A memory DuckLM wrote has no row: it is found by its scope. A row whose memory
+is gone (deleted by `/v1/memory`, or with its conversation) is skipped when read and
+dropped at the next delete of its item.
 """
 
 from __future__ import annotations

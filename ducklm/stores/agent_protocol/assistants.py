@@ -1,12 +1,13 @@
 """Assistants a client created: named DuckLM configurations, every version kept.
 
 An assistant is a name, a description, metadata and a configuration (`config`, and
-`context`, kept equal to `config.configurable` as the LangGraph server keeps them) for the
-one graph, `ducklm`. What of the configuration a run honours is `assistants/config.py`'s.
-Two tables, on SQLite and PostgreSQL alike: `ap_assistant_versions` holds each version
-as it was written (a `PATCH` writes a new one); `ap_assistants` holds which version is
-the assistant's now (`POST /assistants/{id}/latest` moves it) and its times. The graph's
-own assistant is not stored (`assistants/routes.py` serves it).
+`context`, kept equal to `config.configurable` as the LangGraph server keeps them) for
+the one graph, `ducklm`. What of the configuration a run honours is
+`server/agent_protocol/assistants/config.py`'s. Two tables, on SQLite and PostgreSQL
+alike: `ap_assistant_versions` holds each version as it was written (a `PATCH` writes a
+new one); `ap_assistants` holds which version is the assistant's now
+(`POST /assistants/{id}/latest` moves it) and its times. The graph's own assistant is not stored
+(`server/agent_protocol/assistants/routes.py` serves it).
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """Threads' time to live: when a thread no one touches goes (`ttl` on create and update).
 
-A TTL is counted from the thread's last activity: its conversation's last message, or
-the TTL being set, whichever is later (a thread in use does not expire). The sweeper
-(`threads/retention.py`) deletes an expired thread whole, as `DELETE /threads/{id}` does. The
-LangGraph server's other strategy, `keep_latest` (prune old checkpoints, keep the
-thread), is refused with a `422`, as `langgraph dev` refuses it; `ducklm prune` keeps
-the newest checkpoints of every thread instead. The table is its own, so existing
-`ap_threads` tables need no migration.
+A TTL is counted from the thread's last activity: its conversation's last message, or the
+TTL being set, whichever is later (a thread in use does not expire). The sweeper
+(`server/agent_protocol/threads/retention.py`) deletes an expired thread whole, as
+`DELETE /threads/{id}` does. The LangGraph server's other strategy, `keep_latest` (prune
+old checkpoints, keep the thread), is refused with a `422`, as `langgraph dev` refuses
+it; `ducklm prune` keeps the newest checkpoints of every thread instead. The table is its
+own, so existing `ap_threads` tables need no migration.
 """
 
 from __future__ import annotations
