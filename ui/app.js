@@ -9,6 +9,7 @@ import { Chat } from "./chat.js";
 import { Composer } from "./composer.js";
 import { McpCompletion } from "./mcp-complete.js";
 import { ExportMenu } from "./export-menu.js";
+import { ImportButton } from "./import-button.js";
 import { initLogout } from "./logout.js";
 import { ModelPicker } from "./model-picker.js";
 import { initNotices } from "./notify.js";
@@ -117,6 +118,12 @@ function main() {
     menu: byTestId("export-menu"),
     markdown: byTestId("export-md"),
     jsonl: byTestId("export-jsonl"),
+    allMarkdown: byTestId("export-all-md"),
+    allJsonl: byTestId("export-all-jsonl"),
+  });
+  new ImportButton({ button: byTestId("import-button"), input: byTestId("import-input") }, (id) => {
+    sidebar.refresh();
+    location.hash = `#/c/${encodeURIComponent(id)}`;
   });
   const sidebar = new Sidebar(byTestId("conversation-list"), {
     onDeleted: (id) => {

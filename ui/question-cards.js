@@ -47,7 +47,15 @@ class QuestionCard {
     }
     this.outcome.textContent = label;
     this.outcome.hidden = false;
+    // The title says what was decided: a card that still read "Approval needed" after
+    // the answer looked as if it waited.
+    this.heading.textContent = this.answeredTitle(label);
     this.showError("");
+  }
+
+  /** The title once answered: the outcome itself ("Denied", "Password sent"). */
+  answeredTitle(label) {
+    return label;
   }
 
   /** Run the answer; on failure the card opens again with the reason. */
@@ -130,6 +138,11 @@ export class ApprovalCard extends QuestionCard {
         button.disabled = button.dataset.allowed !== "true";
       }
     }
+  }
+
+  answeredTitle(label) {
+    // "Answered" and "Closed" come from the task (a replay, its end), not a decision here.
+    return label === "Answered" || label === "Closed" ? `Approval ${label.toLowerCase()}` : label;
   }
 
   decide(decision) {

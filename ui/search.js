@@ -87,11 +87,31 @@ export class ConversationSearch {
     this.results.hidden = false;
   }
 
-  /** Open the conversation of `hit`; at its message when it is one. */
-  open(hit, query) {
+  /** Open the conversation of `hit`; at its message when it is one, in its version. */
+  async open(hit, query) {
     const target = `#/c/${encodeURIComponent(hit.conversation_id)}`;
+    const switched = hit.kind === "message" && Boolean(hit.message_id) && await showVersionOf(hit);
     if (hit.kind === "message") showMessage(this.transcript, hit, query);
     if (location.hash !== target) location.hash = target;
+    // The conversation shown already: its view is read again, in the version switched to.
+    else if (switched) window.dispatchEvent(new HashChangeEvent("hashchange"));
+  }
+}
+
+/**
+ * Make the version that holds the message of `hit` the one shown, when another version
+ * holds it (a regenerated or edited message's). Returns whether it switched.
+ */
+async function showVersionOf(hit) {
+  const path = `/v1/conversations/${encodeURIComponent(hit.conversation_id)}/branches`;
+  try {
+    const { checkpoint_id: version } = await api.get(api.withQuery(`${path}/holding`, { message_id: hit.message_id }));
+    if (!version) return false;
+    await api.post(`${path}/switch`, { checkpoint_id: version });
+    return true;
+  } catch (error) {
+    showError(error); // the conversation still opens, in the version it shows
+    return false;
   }
 }
 

@@ -7,7 +7,9 @@ import { h, prettyJson, replaceChildren } from "./dom.js";
 import { mcpContentView, ProgressLine } from "./mcp-content.js";
 import { changedLine, revertButton } from "./revert.js";
 import { downloadLinks } from "./upload.js";
-import { classWords, showOutcome, statusWords, technicalDetails } from "./words.js";
+import {
+  classWords, decisionWords, deciderWords, showOutcome, statusWords, technicalDetails, verdictWords,
+} from "./words.js";
 
 /** The tools whose calls propose a change to a file (`code_proposed`). */
 export const CODER_TOOLS = new Set(["generate_code", "fix_code", "refactor_code"]);
@@ -197,9 +199,11 @@ export class ToolCard {
     // How the call was decided is the outcome line's, in words; the terms behind it are
     // one click away.
     if (commandClass) facts.push(classWords(commandClass));
-    const details = technicalDetails([["tool", this.el.dataset.tool], ["status", status],
-      ["policy verdict", verdict], ["command class", commandClass],
-      ["decided by", result.approved_by], ["your decision", decision]], "tool-details");
+    const details = technicalDetails([["tool", this.el.dataset.tool],
+      ["result", statusWords(state, exitCode)], ["DuckLM's rules", verdict && verdictWords(verdict)],
+      ["the command", commandClass && classWords(commandClass)],
+      ["decided by", result.approved_by && deciderWords(result.approved_by)],
+      ["your answer", decision && decisionWords(decision)]], "tool-details");
     replaceChildren(this.meta, h("span", { testid: "tool-facts", text: facts.join(" · ") }), details);
     this.meta.hidden = facts.length === 0 && !details;
     if (typeof exitCode === "number") this.el.dataset.exitCode = String(exitCode);

@@ -75,6 +75,29 @@ export function classWords(commandClass) {
   return CLASS_WORDS[commandClass] ?? String(commandClass).replaceAll("_", " ");
 }
 
+/** What DuckLM's rules said of a call (tools/policy.py: the verdict's action). */
+const VERDICT_WORDS = { allow: "safe to run without asking", ask: "ask you first", deny: "blocked" };
+
+/** The policy's verdict in words ("ask you first"), or the verdict itself when it is new. */
+export function verdictWords(verdict) {
+  return VERDICT_WORDS[verdict] ?? String(verdict);
+}
+
+/** A person's decision in words, as the answered card says it (question-cards.js DECISIONS). */
+const DECISION_WORDS = { approve: "allowed once", allow_forever: "allowed forever", reject: "denied", edit: "edited, then allowed" };
+
+/** The decision in words ("denied"), or the decision itself when it is new. */
+export function decisionWords(decision) {
+  return DECISION_WORDS[decision] ?? String(decision);
+}
+
+/** Who decided a call (`approved_by`: person, policy, rule N), in words. */
+export function deciderWords(by) {
+  if (by === "person") return "you";
+  if (by === "policy") return "DuckLM's rules";
+  return /^rule \d+$/.test(by) ? `your ${by}` : String(by);
+}
+
 /** The allow-forever rules (`GET /v1/approvals/rules`), fetched again only for an unknown id. */
 let rules = null;
 

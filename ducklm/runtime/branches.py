@@ -74,6 +74,17 @@ class BranchTurn:
     index: int
 
 
+@dataclass(frozen=True)
+class BranchVersion:
+    """One branch of a thread as a whole: where it ends, its messages, whose tasks it hides."""
+
+    head: str
+    """Its newest checkpoint (no checkpoint follows it)."""
+    messages: list[AnyMessage]
+    hidden: set[str]
+    """The tasks that answered on other branches (`read_transcript`'s `hidden`)."""
+
+
 class CheckpointTree:
     """The checkpoints of one thread, linked by their parents."""
 
@@ -90,6 +101,16 @@ class CheckpointTree:
             chain.append(found)
             found = self._points.get(found.parent_id or "")
         return chain[::-1]
+
+    def leaves(self) -> list[str]:
+        """The newest checkpoint of each branch (none follows it), the head first.
+
+        A switch copies a version's newest checkpoint as a child of it, so a branch
+        shown again still ends in one leaf.
+        """
+        parents = {p.parent_id for p in self._points.values()}
+        ends = [c for c in self._points if c not in parents]
+        return sorted(ends, key=lambda c: (c != self.head, c))
 
     def fork_point(self, point: Point) -> str:
         """Where a new version of the turn `point` starts (`point` is an `input` checkpoint)."""
@@ -115,13 +136,13 @@ class CheckpointTree:
             )
         return turns
 
-    def _shown_inputs(self) -> list[Point]:
-        """The `input` checkpoints of the branch shown, one per message.
+    def _shown_inputs(self, head: str | None = None) -> list[Point]:
+        """The `input` checkpoints of the branch shown (or ending at `head`), one per message.
 
         A new version of the first message is a child of the first version's `input`
         checkpoint, so both are on the chain: the later one is the version shown.
         """
-        chain = [p for p in self.chain() if p.source == "input"]
+        chain = [p for p in self.chain(head) if p.source == "input"]
         return [
             point
             for point, after in zip(chain, [*chain[1:], None], strict=False)
@@ -170,12 +191,12 @@ class CheckpointTree:
             None,
         )
 
-    def off_branch_tasks(self, run_tasks: dict[str, str]) -> set[str]:
-        """The tasks none of whose checkpoints is on the branch shown."""
+    def off_branch_tasks(self, run_tasks: dict[str, str], head: str | None = None) -> set[str]:
+        """The tasks none of whose checkpoints is on the branch shown (or ending at `head`)."""
         # The first version of the first message is on the chain of every later one.
-        superseded = {p.checkpoint_id for p in self.chain() if p.source == "input"}
-        superseded -= {p.checkpoint_id for p in self._shown_inputs()}
-        chain = [p for p in self.chain() if p.checkpoint_id not in superseded]
+        superseded = {p.checkpoint_id for p in self.chain(head) if p.source == "input"}
+        superseded -= {p.checkpoint_id for p in self._shown_inputs(head)}
+        chain = [p for p in self.chain(head) if p.checkpoint_id not in superseded]
         shown = {run_tasks.get(p.run_id or "") for p in chain}
         written = {run_tasks.get(p.run_id or "") for p in self._points.values()}
         return {task for task in written - shown if task}
@@ -200,6 +221,37 @@ class Branches:
         """The tasks of `thread_id` that answered on another branch than the one shown."""
         tree, run_tasks = await self._read(thread_id, cached=True)
         return tree.off_branch_tasks(run_tasks)
+
+    async def versions(self, thread_id: str) -> list[BranchVersion]:
+        """Every branch of `thread_id` whole, the one shown first (an export of them all)."""
+        tree, run_tasks = await self._read(thread_id, cached=True)
+        found: list[BranchVersion] = []
+        seen: set[tuple[str | None, ...]] = set()
+        for leaf in tree.leaves():
+            snapshot = await self._graph.aget_state(thread_config(thread_id, leaf))
+            messages: list[AnyMessage] = snapshot.values.get("messages", [])
+            said = tuple(m.id for m in messages)
+            # A write beside the head (a review's, say) ends a branch of the same messages.
+            if messages and said not in seen:
+                seen.add(said)
+                hidden = tree.off_branch_tasks(run_tasks, leaf)
+                found.append(BranchVersion(leaf, messages, hidden))
+        return found
+
+    async def version_holding(self, thread_id: str, message_id: str) -> str | None:
+        """The `input` checkpoint of a version whose branch holds message `message_id`.
+
+        `None` when the branch shown holds it, or no checkpoint does. A search hit in
+        another version opens that version (`POST .../branches/switch` with this id).
+        """
+        versions = await self.versions(thread_id)
+        holding = next((v for v in versions if any(m.id == message_id for m in v.messages)), None)
+        if holding is None or holding is versions[0]:
+            return None
+        tree, _ = await self._read(thread_id, cached=True)
+        # Its last message's version: switching there shows the branch up to its end.
+        inputs = [p for p in tree.chain(holding.head) if p.source == "input"]
+        return inputs[-1].checkpoint_id if inputs else None
 
     async def fork_of(self, thread_id: str, checkpoint_id: str) -> tuple[str, str]:
         """Where a new version of the message at `checkpoint_id` starts, and its text.

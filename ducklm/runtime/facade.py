@@ -650,6 +650,13 @@ class DuckLM:
         messages = await self.messages(thread_id)
         return await read_transcript(self._deps.stores, thread_id, messages, hidden=hidden)
 
+    async def version_transcripts(self, thread_id: str) -> list[list[Exchange]]:
+        """Every version of the conversation as it happened, the one shown first."""
+        return [
+            await read_transcript(self._deps.stores, thread_id, v.messages, hidden=v.hidden)
+            for v in await self.branches.versions(thread_id)
+        ]
+
     async def state(self, thread_id: str) -> DuckState | None:
         """The whole state of `thread_id`, or `None` for an unknown thread."""
         snapshot = await self.states.snapshot(thread_id)

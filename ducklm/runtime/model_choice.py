@@ -17,6 +17,7 @@ from typing import Literal
 
 from ducklm.models.local.state import LOCAL_SERVERS
 from ducklm.models.ping import list_models
+from ducklm.models.roles import ROLE_NAMES
 
 ServerStatus = Literal["up", "loading", "restarting", "down"]
 LOADING_STATUS = 503
@@ -44,7 +45,12 @@ class ModelServer:
     local: bool
     """A server DuckLM started and keeps (`ducklm serve` with the bundled model)."""
     models: list[str]
-    """The model ids it offers (empty when it could not be asked)."""
+    """The model ids it offers (empty when it could not be asked).
+
+    Not the ids named after DuckLM's roles (`memory_policy`, `sys_util`): a gateway that
+    routes each role lists its routes as models, and a conversation's answers are the
+    thinker's, never the memory policy's. The configured model stays, whatever its name.
+    """
     default: str
     """The model configured for the answering roles (`models.yaml`)."""
 
@@ -60,7 +66,8 @@ async def model_server(base_url: str, default: str) -> ModelServer:
     if watch is not None and watch.state.status != "up" and not check.ok:
         status, detail = watch.state.status, watch.state.describe()
         fix = watch.state.ending.advice() if status == "down" and watch.state.ending else ""
-    return ModelServer(base_url, status, detail, fix, watch is not None, models or [], default)
+    offered = [name for name in models or [] if name == default or name not in ROLE_NAMES]
+    return ModelServer(base_url, status, detail, fix, watch is not None, offered, default)
 
 
 def check_model(name: str, server: ModelServer) -> str:

@@ -3,12 +3,16 @@
 `GET /v1/conversations/{id}/branches` lists the messages of the branch shown, each with
 its versions (`ducklm.runtime.branches`); `POST .../branches/stream` regenerates a
 message or sends an edited one as a new branch (the run streams like `/v1/chat/stream`);
-`POST .../branches/switch` shows another version (it becomes the thread's head).
+`POST .../branches/switch` shows another version (it becomes the thread's head);
+`GET .../branches/holding?message_id=` names the version that holds a message, so that a
+search hit in another version opens that version.
 """
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, status
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query, status
 from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 
@@ -63,6 +67,14 @@ class BranchesView(BaseModel):
     turns: list[BranchTurnView]
 
 
+class HoldingView(BaseModel):
+    """The version whose branch holds a message."""
+
+    conversation_id: str
+    checkpoint_id: str | None
+    """Its `input` checkpoint, to switch to; `null`: the branch shown holds it (or none)."""
+
+
 class HeadView(BaseModel):
     """The thread's head after a switch (the checkpoint the next message starts from)."""
 
@@ -76,6 +88,18 @@ async def list_branches(conversation_id: Id, duck: Duck) -> BranchesView:
     await require_conversation(duck, conversation_id)
     turns = await duck.branches.turns(conversation_id)
     return BranchesView(conversation_id=conversation_id, turns=[_turn_view(t) for t in turns])
+
+
+@router.get("/{conversation_id}/branches/holding")
+async def version_holding(
+    conversation_id: Id,
+    duck: Duck,
+    message_id: Annotated[str, Query(min_length=1, max_length=MAX_ID_LENGTH)],
+) -> HoldingView:
+    """The version to switch to for message `message_id` (a search hit's `message_id`)."""
+    await require_conversation(duck, conversation_id)
+    found = await duck.branches.version_holding(conversation_id, message_id)
+    return HoldingView(conversation_id=conversation_id, checkpoint_id=found)
 
 
 @router.post(

@@ -23,6 +23,7 @@ from ducklm.stores import Conversation
 router = APIRouter(prefix="/conversations", tags=["conversations"])
 
 ExportFormat = Literal["md", "jsonl"]
+ExportVersions = Literal["shown", "all"]
 MEDIA_TYPES = {"md": "text/markdown; charset=utf-8", "jsonl": "application/jsonl; charset=utf-8"}
 EXPORTED: dict[int | str, dict[str, Any]] = {
     200: {
@@ -47,17 +48,26 @@ class ImportRequest(BaseModel):
     responses={**EXPORTED, **errors(404)},
 )
 async def export_conversation(
-    conversation_id: Id, duck: Duck, format: Annotated[ExportFormat, Query()] = "md"
+    conversation_id: Id,
+    duck: Duck,
+    format: Annotated[ExportFormat, Query()] = "md",
+    versions: Annotated[ExportVersions, Query()] = "shown",
 ) -> Response:
-    """The conversation as Markdown (for people) or JSONL (messages, calls, events)."""
+    """The conversation as Markdown (for people) or JSONL (messages, calls, events).
+
+    `versions=all` adds every other version of it (regenerated or edited messages)
+    after the one shown; an import of such a JSONL takes the one shown as history.
+    """
     conversation = await find_conversation(duck, conversation_id)
-    exchanges = await duck.transcript(conversation_id)
+    every = await duck.version_transcripts(conversation_id) if versions == "all" else []
+    exchanges = every[0] if every else await duck.transcript(conversation_id)
     write = markdown_export if format == "md" else jsonl_export
     # A long conversation takes a while to write (1,000 exchanges with a tool call each:
     # 0.16 s as Markdown, 0.68 s as JSONL, at load 11 on 2 cores): off the event loop.
-    text = await asyncio.to_thread(write, conversation, exchanges, time.time())
+    text = await asyncio.to_thread(write, conversation, exchanges, time.time(), every[1:])
     name = re.sub(r"[^A-Za-z0-9._-]", "_", conversation_id)[:80]
-    disposition = f'attachment; filename="ducklm-{name}.{format}"'
+    suffix = "-all-versions" if versions == "all" else ""
+    disposition = f'attachment; filename="ducklm-{name}{suffix}.{format}"'
     return Response(
         text,
         media_type=MEDIA_TYPES[format],

@@ -66,7 +66,7 @@ async def _plain_words(turn: Locator) -> None:
     details = tool.get_by_test_id("tool-details")
     await expect(details.locator("dl")).to_be_hidden()
     await details.locator("summary").click()
-    terms = ["shell_exec", "success", "allow", "read_only", "policy"]
+    terms = ["shell_exec", "done", "safe to run without asking", "only reads", "DuckLM's rules"]
     await expect(details.locator("dd")).to_have_text(terms)
     # The error card: how it ended, not "done"; no policy words in sight.
     await expect(failed.get_by_test_id("tool-status")).to_have_text("ended with code 1")

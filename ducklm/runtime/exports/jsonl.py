@@ -16,9 +16,16 @@ from ducklm.stores import Conversation
 
 
 def jsonl_export(
-    conversation: Conversation, exchanges: Sequence[Exchange], exported_at: float
+    conversation: Conversation,
+    exchanges: Sequence[Exchange],
+    exported_at: float,
+    others: Sequence[Sequence[Exchange]] = (),
 ) -> str:
-    """The conversation as JSONL text (`ducklm.runtime.exports.lines`), one object a line."""
+    """The conversation as JSONL text (`ducklm.runtime.exports.lines`), one object a line.
+
+    `exchanges` is the version shown; `others`, the other versions, each written as one
+    `version` line after it (an import takes the version shown as history).
+    """
     header = HeaderLine(
         id=conversation.id,
         title=conversation.title,
@@ -30,6 +37,9 @@ def jsonl_export(
     lines = [header.model_dump()]
     for exchange in exchanges:
         lines += _exchange_lines(exchange)
+    for index, version in enumerate(others, start=2):
+        said = [line for exchange in version for line in _exchange_lines(exchange)]
+        lines.append({"type": "version", "index": index, "of": len(others) + 1, "lines": said})
     return "".join(json.dumps(line, ensure_ascii=False, default=str) + "\n" for line in lines)
 
 

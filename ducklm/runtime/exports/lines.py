@@ -3,7 +3,9 @@
 The first line is the `conversation` header; then, per message of the person, its
 `message` lines (user, then assistant and tool, in order) followed by the turn's
 records: each tool `call` with how it was decided, each `question` asked, each audited
-`event`, and the turn's `outcome`. An import reads `message` lines into history and
+`event`, and the turn's `outcome`. An export of all versions ends with one `version`
+line per version not shown (`index`, `of`, and its `lines`, written as above). An import
+reads the top-level `message` lines (the version shown) into history and
 checks the rest only for their `type`: they are the record of what happened, and
 nothing read from a file is run again.
 """
@@ -17,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 FORMAT = "ducklm.conversation"
 MAX_ID = 200
 MAX_TITLE = 500
-RECORD_TYPES = ("call", "question", "event", "outcome")
+RECORD_TYPES = ("call", "question", "event", "outcome", "version")
 
 
 class _Line(BaseModel):
@@ -68,9 +70,9 @@ class MessageLine(_Line):
 
 
 class RecordLine(BaseModel):
-    """A `call`, `question`, `event` or `outcome` line: kept as written."""
+    """A `call`, `question`, `event`, `outcome` or `version` line: kept as written."""
 
     model_config = ConfigDict(extra="allow")
 
-    type: Literal["call", "question", "event", "outcome"]
+    type: Literal["call", "question", "event", "outcome", "version"]
     task_id: str | None = None

@@ -20,18 +20,30 @@ CUT_NOTE = "[... {count} more characters: the JSONL export has them all]"
 
 
 def markdown_export(
-    conversation: Conversation, exchanges: Sequence[Exchange], exported_at: float
+    conversation: Conversation,
+    exchanges: Sequence[Exchange],
+    exported_at: float,
+    others: Sequence[Sequence[Exchange]] = (),
 ) -> str:
-    """The conversation as one Markdown document."""
+    """The conversation as one Markdown document.
+
+    `exchanges` is the version shown; `others`, the other versions (regenerated or
+    edited messages), each written whole after it under a line that names it.
+    """
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(exported_at))
     where = f", workspace `{conversation.workspace}`" if conversation.workspace else ""
     parts = [
         f"# {conversation.title.strip() or 'Conversation'}",
         f"*Exported from DuckLM on {when}: conversation `{conversation.id}`{where}.*",
     ]
-    for exchange in exchanges:
-        parts += ["## You", exchange.message]
-        parts += list(_turn(exchange))
+    count = len(others) + 1
+    for index, version in enumerate([exchanges, *others], start=1):
+        if count > 1:
+            shown = ", the one shown" if index == 1 else ""
+            parts += ["---", f"**Version {index} of {count}{shown}**"]
+        for exchange in version:
+            parts += ["## You", exchange.message]
+            parts += list(_turn(exchange))
     return "\n\n".join(parts) + "\n"
 
 
