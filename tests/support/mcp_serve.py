@@ -2,32 +2,27 @@
 
 Both use the `mcp` SDK's client, as Claude Code or any other MCP host would, at the
 revision asked: 2025-11-25 (`initialize`, the answer an `InitializeResult`) or
-2026-07-28 (`server/discover`, a `DiscoverResult`).
+2026-07-28 (`server/discover`, a `DiscoverResult`). The stdio process is forked from the
+zygote (`tests/support/forked_stdio.py`): the host's command, without its imports' seconds.
 """
 
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx2
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession
 from mcp.client.session import LoggingFnT
-from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import DiscoverResult, InitializeResult, LoggingMessageNotificationParams
 
-SERVE = ["-m", "ducklm.cli.main", "mcp", "serve"]
+from tests.support.forked_stdio import stdio_streams
+
 OLDER, CURRENT = "2025-11-25", "2026-07-28"
 Opened = tuple[ClientSession, InitializeResult | DiscoverResult]
-
-
-def serve_params(env: dict[str, str], cwd: Path) -> StdioServerParameters:
-    """How an MCP host starts `ducklm mcp serve` (this interpreter, `env`, `cwd`)."""
-    return StdioServerParameters(command=sys.executable, args=SERVE, env=env, cwd=cwd)
 
 
 @asynccontextmanager
@@ -43,7 +38,7 @@ async def stdio_session(
     The server's log messages are added to `logs`, when given.
     """
     async with (
-        stdio_client(serve_params(env, cwd)) as (read, write),
+        stdio_streams(env, cwd) as (read, write),
         ClientSession(read, write, logging_callback=_keeper(logs)) as session,
     ):
         yield session, await _open(session, revision)

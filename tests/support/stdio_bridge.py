@@ -1,7 +1,7 @@
 """A stdio MCP server behind a streamable-HTTP URL, for the conformance suite (URLs only).
 
-One process (`ducklm mcp serve`, forked from the zygote like every test's `ducklm`) is
-started and kept, and the bridge is a stateless streamable-HTTP endpoint in front of
+One process (`ducklm mcp serve`, forked: `tests/support/forked_stdio.py`) is started and
+kept, and the bridge is a stateless streamable-HTTP endpoint in front of
 it. A POSTed request goes to the process's stdin
 under an id of the bridge's own (every scenario's client starts at id 1, and they share
 the process), and its answer comes back under the client's id as the last event of that
@@ -29,7 +29,6 @@ import asyncio
 import contextlib
 import itertools
 import json
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -42,39 +41,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tests.support.cli import start_cli
-from tests.support.zygote import ForkedProcess
+from tests.support.forked_stdio import STOP_S, Process, StdinPipe, forked_serve
 
 Message = dict[str, Any]
-Process = asyncio.subprocess.Process | ForkedProcess
-
-
-class _Stdin:
-    """The process's stdin, forked from the zygote (a pipe's fd) or started fresh alike."""
-
-    def __init__(self, process: Process) -> None:
-        self._fd = process.take_stdin() if isinstance(process, ForkedProcess) else None
-        self._writer = process.stdin if isinstance(process, asyncio.subprocess.Process) else None
-
-    async def write(self, data: bytes) -> None:
-        if self._writer is not None:
-            self._writer.write(data)
-            await self._writer.drain()
-        elif self._fd is not None:
-            await asyncio.to_thread(_write_all, self._fd, data)
-
-    def close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-        elif self._fd is not None:
-            os.close(self._fd)
-        self._fd = self._writer = None
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 @dataclass
@@ -89,9 +58,9 @@ class _Call:
 class StdioBridge:
     """The HTTP side (an ASGI app) and the routing of one stdio process's messages."""
 
-    def __init__(self, process: Process) -> None:
+    def __init__(self, process: Process, stdin: StdinPipe) -> None:
         self._process = process
-        self.stdin = _Stdin(process)
+        self.stdin = stdin
         self._calls: dict[int, _Call] = {}
         self._ids = itertools.count(1)
         self._writing = asyncio.Lock()
@@ -212,41 +181,27 @@ async def stdio_bridge(
     its answer also says, within `limit_s`, that DuckLM has opened. The process's
     stderr goes to `log`.
     """
-    # Forked from the zygote, which has imported DuckLM: the same command, its imports paid.
-    process = await start_cli("mcp", "serve", env=env, cwd=cwd, stdin=asyncio.subprocess.PIPE)
-    keeping = asyncio.create_task(_keep(process, log))
-    bridge = StdioBridge(process)
-    reading = asyncio.create_task(bridge.read_process())
-    config = uvicorn.Config(bridge.app, host="127.0.0.1", port=0, log_level="warning")
-    server = uvicorn.Server(config)
-    serving = asyncio.create_task(server.serve())
-    try:
-        opened = await bridge.ask(opening, limit_s)
-        assert "result" in opened, f"the stdio server refused {opening['method']}: {opened}"
-        if opening["method"] == "initialize":
-            await bridge.send(_notification("notifications/initialized", {}))
-        while not server.started:
-            if serving.done():
-                serving.result()  # startup failed: raise its error here
-            await asyncio.sleep(0.01)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        bridge.hosts = {f"127.0.0.1:{port}", f"localhost:{port}"}
-        yield f"http://127.0.0.1:{port}/mcp", bridge
-    finally:
-        server.should_exit = True
-        await serving
-        bridge.stdin.close()  # stdio's end: the server stops on its own
+    async with forked_serve(env, cwd, log) as (process, stdin):
+        bridge = StdioBridge(process, stdin)
+        reading = asyncio.create_task(bridge.read_process())
+        config = uvicorn.Config(bridge.app, host="127.0.0.1", port=0, log_level="warning")
+        server = uvicorn.Server(config)
+        serving = asyncio.create_task(server.serve())
         try:
-            await asyncio.wait_for(process.wait(), 30)
-        except TimeoutError:
-            process.kill()
-            await process.wait()
-        await reading
-        await keeping
-
-
-async def _keep(process: Process, log: Path) -> None:
-    """The process's stderr, into `log` (read to its end: a full pipe would block it)."""
-    assert process.stderr is not None
-    said = await process.stderr.read()
-    await asyncio.to_thread(log.write_bytes, said)
+            opened = await bridge.ask(opening, limit_s)
+            assert "result" in opened, f"the stdio server refused {opening['method']}: {opened}"
+            if opening["method"] == "initialize":
+                await bridge.send(_notification("notifications/initialized", {}))
+            while not server.started:
+                if serving.done():
+                    serving.result()  # startup failed: raise its error here
+                await asyncio.sleep(0.01)
+            port = server.servers[0].sockets[0].getsockname()[1]
+            bridge.hosts = {f"127.0.0.1:{port}", f"localhost:{port}"}
+            yield f"http://127.0.0.1:{port}/mcp", bridge
+        finally:
+            server.should_exit = True
+            await serving
+            stdin.close()  # stdio's end: the server stops on its own, and its stdout ends
+            with contextlib.suppress(TimeoutError):  # else it is killed on the way out
+                await asyncio.wait_for(reading, STOP_S)
