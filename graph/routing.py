@@ -11,6 +11,9 @@ from ducklm.turn.coding.pending import pending_coder_calls
 from ducklm.turn.tool_step.repeats import only_repeats
 
 AfterAnswer = Literal["critic", "memory_policy", "__end__"]
+AT_REST = "memory_policy"
+"""The node whose next step is the end: a state written as its update rests as after an
+answered turn (an imported conversation, a taint set from outside a turn)."""
 
 
 def route_after_context(state: DuckState) -> Literal["planner", "action"]:

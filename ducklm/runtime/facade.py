@@ -28,6 +28,7 @@ from ducklm.config.settings import Settings, load_settings
 from ducklm.graph.builder import DuckGraph, ReviewGraph, build_graph, build_review_graph
 from ducklm.graph.context import DuckContext
 from ducklm.graph.dependencies import Dependencies, open_dependencies
+from ducklm.graph.routing import AT_REST
 from ducklm.graph.state import DuckState
 from ducklm.kit.events import Event, RunStatus, done_fields, event
 from ducklm.kit.ids import new_task_id, new_thread_id
@@ -39,7 +40,6 @@ from ducklm.memory.episodes import EpisodeWriter
 from ducklm.runtime.branches import Branches
 from ducklm.runtime.conversation_search import ConversationSearch, search_conversations
 from ducklm.runtime.episodes import reindex_conversations, turn_loader
-from ducklm.runtime.exports.importing import AT_REST
 from ducklm.runtime.leases import keep_leases
 from ducklm.runtime.model_choice import ModelServer, check_model, model_server
 from ducklm.runtime.observer import RunObserver

@@ -197,9 +197,11 @@ def test_doors_reach_the_graph_and_the_vault_only_through_the_facade() -> None:
     assert reached == []
 
 
-CIRCLE_FREE = ("ducklm.mcp", "ducklm.cli.mcp")
+CIRCLE_FREE = ("ducklm.mcp", "ducklm.cli.mcp", "ducklm.runtime", "ducklm.stores")
 """Module prefixes whose modules import no circle, `TYPE_CHECKING` imports counted (a type
-named there is a dependency all the same: six `ducklm.mcp` modules once circled by them)."""
+named there is a dependency all the same: six `ducklm.mcp` modules once circled by them, as
+did `runtime/facade.py` with `runtime/exports/importing.py` and `stores/relay/journal.py`
+with `publisher.py`)."""
 
 
 def _every_import(module: str, path: Path, known: set[str]) -> set[str]:
@@ -214,7 +216,7 @@ def _every_import(module: str, path: Path, known: set[str]) -> set[str]:
     return {found for name in names if (found := _known_prefix(name, known)) != module and found}
 
 
-def test_no_circle_among_the_mcp_modules() -> None:
+def test_no_circle_among_the_modules_of_circle_free_folders() -> None:
     modules = {m: p for m, p in _modules().items() if m.startswith(CIRCLE_FREE)}
     graph: dict[str, set[str]] = defaultdict(set)
     for module, path in modules.items():

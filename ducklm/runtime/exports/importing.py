@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from langchain_core.messages import HumanMessage
 
+from ducklm.graph.routing import AT_REST
 from ducklm.kit.ids import new_thread_id
 from ducklm.runtime.exports.reading import ImportedConversation
 from ducklm.stores import Conversation
@@ -24,8 +25,6 @@ if TYPE_CHECKING:
 
 IMPORTED = "the imported conversation"
 IMPORTED_REASON = "it was imported from a file: what it says was not said here"
-# The node whose next step is the end: the thread rests as after an answered turn.
-AT_REST = "memory_policy"
 
 
 async def import_conversation(

@@ -16,12 +16,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from psycopg import AsyncConnection
 
-if TYPE_CHECKING:  # the publisher writes the rows: it imports this module
-    from ducklm.stores.relay.publisher import Connect
+from ducklm.stores.relay.connect import Connect
 
 log = logging.getLogger(__name__)
 

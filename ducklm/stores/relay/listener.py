@@ -16,8 +16,8 @@ from typing import Any
 
 from psycopg import AsyncConnection, sql
 
+from ducklm.stores.relay.connect import Connect
 from ducklm.stores.relay.payload import Notice, channel_of, decode
-from ducklm.stores.relay.publisher import Connect
 
 log = logging.getLogger(__name__)
 

@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from psycopg import AsyncConnection
 
+from ducklm.stores.relay.connect import Connect
 from ducklm.stores.relay.journal import Row, create_table, write_rows
 from ducklm.stores.relay.payload import batches, channel_of, dump, encode_one
 
 log = logging.getLogger(__name__)
-
-Connect = Callable[[], Awaitable[AsyncConnection[Any]]]
 
 
 class Publisher:
