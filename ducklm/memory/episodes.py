@@ -25,6 +25,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 
 from ducklm.memory.records import NewMemory
 from ducklm.memory.store import MemoryStore
+from ducklm.models.answer_stream import is_working
 
 log = logging.getLogger(__name__)
 
@@ -57,9 +58,10 @@ def speaker_of(message: AnyMessage) -> Speaker | None:
     """`user` or `assistant` for messages people said or read; `None` for the rest."""
     if isinstance(message, HumanMessage):
         return "user"
-    if isinstance(message, AIMessage) and not message.tool_calls:
+    if isinstance(message, AIMessage) and not message.tool_calls and not is_working(message):
         return "assistant"
-    return None  # tool results and tool-call steps are not conversation
+    # Tool results, tool-call steps and a plan step's working are not conversation.
+    return None
 
 
 def episodes_of(

@@ -7,6 +7,7 @@ import json
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from ducklm.memory.episodes import speaker_of
 from ducklm.models.answer_stream import is_working, working_message
 from ducklm.runtime.exports import BadImport, markdown_export, read_jsonl
 from ducklm.runtime.exports.jsonl import jsonl_export
@@ -85,3 +86,19 @@ def test_a_steps_result_is_no_answer_in_either_format_and_survives_an_import() -
     found = read_jsonl(jsonl_export(conversation, exchanges, 0.0))
     step, answer = found.messages[1:]
     assert (is_working(step), step.text, is_working(answer)) == (True, "Handled hello.txt.", False)
+    # Search finds what was said: the answer, not the step's working.
+    assert (speaker_of(step), speaker_of(answer)) == (None, "assistant")
+
+
+def test_all_versions_follow_the_one_shown_and_an_import_takes_the_one_shown() -> None:
+    conversation = Conversation("c", "Trip", None, 0.0, 0.0)
+    shown = [Exchange("where to?", messages=[AIMessage("Stay home.")])]
+    other = [Exchange("where to?", messages=[AIMessage("Go to Porto.")])]
+    markdown = markdown_export(conversation, shown, 0.0, [other])
+    first = markdown.index("Version 1 of 2, the one shown")
+    second = markdown.index("Version 2 of 2")
+    assert first < markdown.index("Stay home.") < second < markdown.index("Go to Porto.")
+    assert "Version 1" not in markdown_export(conversation, shown, 0.0)
+    found = read_jsonl(jsonl_export(conversation, shown, 0.0, [other]))
+    assert [m.text for m in found.messages] == ["where to?", "Stay home."]
+    assert found.records == 1  # the other version, kept in the file
