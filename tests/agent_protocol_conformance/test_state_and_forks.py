@@ -141,3 +141,49 @@ async def test_unknown_thread_state_is_404(client: LangGraphClient) -> None:
         await client.threads.get_history(unknown)
     with pytest.raises(NotFoundError):
         await client.threads.update_state(unknown, NOTE)
+
+
+def _reviewed(target: Target) -> dict[str, Any]:
+    """The run options with the target's critic on, where its context has that switch."""
+    options = run_options(target)
+    context = options.get("context")
+    if isinstance(context, dict) and "critic" in context:
+        options["context"] = {**context, "critic": True}
+    return options
+
+
+async def test_an_update_right_after_a_run_stands_and_the_thread_rests(
+    client: LangGraphClient, target: Target
+) -> None:
+    """An update written as a run ends is never written past (by anything the server does
+    behind the run, as DuckLM's review of the answer), and the thread stays at rest."""
+    thread_id = await new_thread(client)
+    notes = []
+    for n in range(4):
+        question = prompt(f"Explain what duck {n} is.")
+        await client.runs.wait(thread_id, target.assistant, input=question, **_reviewed(target))
+        note = {"messages": [{"type": "human", "content": f"note {n}"}]}
+        written = await client.threads.update_state(thread_id, note)
+        notes.append(f"note {n}")
+        state = await client.threads.get_state(thread_id)
+        assert state["checkpoint"]["checkpoint_id"] == written["checkpoint"]["checkpoint_id"]
+        assert (state["next"], state["interrupts"]) == ([], [])
+        assert (await client.threads.get(thread_id))["status"] == "idle"
+    # One more run: whatever was behind the last one has ended or made way for it.
+    await client.runs.wait(thread_id, target.assistant, input=hello(), **run_options(target))
+    texts = _texts((await client.threads.get_state(thread_id))["values"])
+    assert [t for t in texts if t.startswith("note ")] == notes, "no update was lost"
+
+
+async def test_history_before_a_checkpoint_as_a_config(
+    client: LangGraphClient, target: Target
+) -> None:
+    """`before` as LangGraph's server takes it: `{"configurable": {"checkpoint_id": ...}}`."""
+    thread_id = await new_thread(client)
+    await client.runs.wait(thread_id, target.assistant, input=hello(), **run_options(target))
+    history = await client.threads.get_history(thread_id, limit=1000)
+    middle = history[len(history) // 2]["checkpoint"]["checkpoint_id"]
+    before: Any = {"configurable": {"checkpoint_id": middle}}  # the SDK types a Checkpoint
+    older = await client.threads.get_history(thread_id, before=before, limit=1000)
+    ids = [s["checkpoint"]["checkpoint_id"] for s in history]
+    assert [s["checkpoint"]["checkpoint_id"] for s in older] == ids[ids.index(middle) + 1 :]

@@ -47,3 +47,17 @@ async def test_namespaces_listed_by_prefix(client: LangGraphClient) -> None:
     ]
     shallow = await client.store.list_namespaces(prefix=["conformance", tag], max_depth=2)
     assert [tuple(n) for n in shallow["namespaces"]] == [("conformance", tag)]
+
+
+async def test_any_namespace_under_memories(client: LangGraphClient) -> None:
+    """`("memories", <user_id>)`, as LangGraph's memory guides write it, is read back."""
+    user = uuid.uuid4().hex
+    namespace = ["memories", user]
+    await client.store.put_item(namespace, "food", {"likes": "bread"})
+    item = await client.store.get_item(namespace, "food")
+    assert (item["namespace"], item["key"]) == (namespace, "food")
+    assert item["value"] == {"likes": "bread"}
+    found = await client.store.search_items(["memories", user])
+    assert [i["key"] for i in found["items"]] == ["food"]
+    await client.store.delete_item(namespace, "food")
+    assert await client.store.get_item(namespace, "food") is None

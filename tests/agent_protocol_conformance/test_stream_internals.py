@@ -13,7 +13,6 @@ import asyncio
 from typing import Any
 
 import pytest
-
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.schema import StreamPart
 
@@ -203,3 +202,53 @@ async def _first_parts(parts: Any, count: int = 5) -> list[StreamPart]:
 
 def _said(values: dict[str, Any]) -> list[tuple[str, str, str]]:
     return [(m["type"], m["content"], m["id"]) for m in values["messages"]]
+
+
+ALL_MODES = [
+    "values",
+    "updates",
+    "messages",
+    "messages-tuple",
+    "custom",
+    "events",
+    "debug",
+    "tasks",
+    "checkpoints",
+]
+
+
+def _check_tasks(tasks: list[dict[str, Any]]) -> None:
+    """Each task's start (`input`, `triggers`), then its result (`result`, `error`)."""
+    started = [t for t in tasks if "triggers" in t]
+    ended = [t for t in tasks if "result" in t]
+    assert started and len(started) == len(ended), tasks
+    assert all({"id", "name", "input"} <= set(t) for t in started)
+    assert all({"id", "name", "error", "interrupts"} <= set(t) for t in ended)
+    assert [t["id"] for t in started] == [t["id"] for t in ended]
+
+
+def _check_checkpoints(checkpoints: list[dict[str, Any]], thread_id: str) -> None:
+    """Each checkpoint's config, parent, values, metadata, next nodes and tasks."""
+    assert checkpoints
+    keys = {"config", "parent_config", "values", "metadata", "next", "tasks"}
+    assert all(keys <= set(c) for c in checkpoints), checkpoints[0]
+    assert {c["config"]["configurable"]["thread_id"] for c in checkpoints} == {thread_id}
+    last = checkpoints[-1]
+    assert last["next"] == [] and last_ai_text(last["values"]).startswith("Hello back")
+
+
+async def test_tasks_and_checkpoints_modes(client: LangGraphClient, target: Target) -> None:
+    thread_id, parts = await _stream(client, target, ["tasks", "checkpoints"])
+    assert {p.event for p in parts} == {"metadata", "tasks", "checkpoints"}
+    _check_tasks(data_of(parts, "tasks"))
+    _check_checkpoints(data_of(parts, "checkpoints"), thread_id)
+
+
+async def test_every_mode_at_once(client: LangGraphClient, target: Target) -> None:
+    thread_id, parts = await _stream(client, target, ALL_MODES)
+    seen = {p.event for p in parts}
+    # `messages` beside `messages-tuple`: LangGraph's server sends the tuples alone.
+    assert seen >= {"values", "updates", "messages", "custom", "events", "debug"}
+    assert seen >= {"tasks", "checkpoints"}
+    _check_tasks(data_of(parts, "tasks"))
+    _check_checkpoints(data_of(parts, "checkpoints"), thread_id)

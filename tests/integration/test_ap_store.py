@@ -141,6 +141,11 @@ async def test_values_that_are_not_text_and_other_namespaces(
     (memory,) = (await served.client.get("/v1/memory")).json()
     assert (memory["text"], memory["conversation_id"]) == ("theme: dark; size: 3", "store:users.42")
 
+    # Under `memories` too, as LangGraph's memory guides write it: `("memories", user_id)`.
+    await client.store.put_item(["memories", "42"], "food", {"likes": "bread"})
+    item = await client.store.get_item(["memories", "42"], "food")
+    assert (item["namespace"], item["value"]) == (["memories", "42"], {"likes": "bread"})
+
 
 @pytest.mark.parametrize(
     ("body", "said"),
@@ -149,7 +154,6 @@ async def test_values_that_are_not_text_and_other_namespaces(
         ({"namespace": [], "key": "k", "value": {}}, "at least one label"),
         ({"namespace": ["a"], "value": {}}, "key: Field required"),
         ({"namespace": ["a"], "key": "k", "value": [1]}, "value: Input should be a valid dict"),
-        ({"namespace": ["memories", "x"], "key": "k", "value": {}}, '["memories", "global"]'),
         ({"namespace": ["memories", "workspace", "/etc"], "key": "k", "value": {}}, "/etc"),
     ],
 )

@@ -13,7 +13,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-StreamMode = Literal["values", "updates", "messages", "messages-tuple", "custom", "events", "debug"]
+StreamMode = Literal[
+    "values",
+    "updates",
+    "messages",
+    "messages-tuple",
+    "custom",
+    "events",
+    "debug",
+    "tasks",
+    "checkpoints",
+]
 ThreadStatusFilter = Literal["idle", "busy", "interrupted", "error"]
 MultitaskStrategy = Literal["reject", "interrupt", "rollback", "enqueue"]
 RunStatusFilter = Literal["pending", "running", "error", "success", "timeout", "interrupted"]
@@ -97,12 +107,50 @@ class ThreadSearch(ThreadCount):
 
 
 class HistoryRequest(Body):
-    """`POST /threads/{thread_id}/history`."""
+    """`POST /threads/{thread_id}/history`.
+
+    `before` as LangGraph's server takes it, a config (`{"configurable": {"checkpoint_id":
+    ...}}`), and as the SDK's type says, a checkpoint id or a checkpoint.
+    """
 
     limit: int = Field(default=10, ge=1, le=1000)
     before: str | CheckpointRef | None = None
     metadata: dict[str, Any] | None = None
     checkpoint: CheckpointRef | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _before_as_config(cls, data: Any) -> Any:
+        before = data.get("before") if isinstance(data, dict) else None
+        if isinstance(before, dict) and isinstance(before.get("configurable"), dict):
+            return {**data, "before": before["configurable"]}
+        return data
+
+
+class RunsCancel(Body):
+    """`POST /runs/cancel`.
+
+    The runs `run_ids` of `thread_id` (all its active runs without ids), or every run of
+    a `status`, whichever thread.
+    """
+
+    thread_id: str | None = None
+    run_ids: list[str] | None = None
+    status: Literal["pending", "running", "all"] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _status_in_any_case(cls, data: Any) -> Any:
+        status = data.get("status") if isinstance(data, dict) else None
+        return {**data, "status": status.lower()} if isinstance(status, str) else data
+
+    @model_validator(mode="after")
+    def _one_way(self) -> RunsCancel:
+        if self.status is not None and (self.thread_id or self.run_ids):
+            raise ValueError("give a status, or a thread_id (and run_ids), not both")
+        if self.status is None and not self.thread_id:
+            raise ValueError("give a status, or a thread_id (and run_ids)")
+        return self
 
 
 class StateAtCheckpoint(Body):

@@ -10,6 +10,7 @@ The Store API (`/store/...`) and DuckLM's memory share one set of records (the
 | `("memories", "conversation", <thread_id>)` | scope `conversation` of that thread |
 | any other, e.g. `("users", "42")` | scope `conversation` of `store:users.42`: never recalled |
 
+Any other includes `("memories", <user_id>)`, as LangGraph's memory guides write it.
 No thread has an id like `store:users.42` (thread ids are UUIDs). A workspace path is
 one label with `%` and `.` written `%25` and `%2E` (labels cannot hold a period). An
 item's key maps to a stable memory id (`memory_id`); a memory DuckLM wrote has its id as
@@ -74,22 +75,17 @@ def check_labels(labels: Any, *, allow_empty: bool = False) -> Namespace:
 def placement(namespace: Namespace) -> Placement:
     """The scope an item of `namespace` is stored in (the workspace is not yet checked).
 
-    Raises:
-        BadNamespace: A `("memories", ...)` namespace that names no scope rightly.
+    The three scope namespaces are DuckLM's memory; every other one, under `memories`
+    too (LangGraph's memory guides use `("memories", <user_id>)`), is the application's.
     """
-    if namespace[:1] != (ROOT,):
-        return Placement("conversation", conversation_id=PRIVATE_PREFIX + ".".join(namespace))
-    rest = namespace[1:]
+    rest = namespace[1:] if namespace[:1] == (ROOT,) else None
     if rest == ("global",):
         return Placement("global")
-    if len(rest) == 2 and rest[0] == "workspace":
+    if rest is not None and len(rest) == 2 and rest[0] == "workspace":
         return Placement("workspace", workspace=decode_label(rest[1]))
-    if len(rest) == 2 and rest[0] == "conversation":
+    if rest is not None and len(rest) == 2 and rest[0] == "conversation":
         return Placement("conversation", conversation_id=rest[1])
-    raise BadNamespace(
-        'a "memories" namespace is ["memories", "global"], ["memories", "workspace", '
-        '<folder>] or ["memories", "conversation", <thread_id>]'
-    )
+    return Placement("conversation", conversation_id=PRIVATE_PREFIX + ".".join(namespace))
 
 
 def scope_namespace(record: MemoryRecord) -> Namespace:

@@ -15,6 +15,9 @@ The run is a hub task (`runs/execution.py`); this module only maps what it publi
   with `task_id`, `run_id` and (audited ones) `seq`: from `run_started` to `done`.
 - `debug`: the graph's `checkpoint`, `task` and `task_result` chunks, a checkpoint's
   payload completed as the LangGraph server does it (`streaming/debug.py`).
+- `tasks`, `checkpoints`: the graph's own chunks of those modes, untouched, as the
+  LangGraph server forwards them (a task's start and its result; each checkpoint's
+  `config`, `parent_config`, `values`, `metadata`, `next` and `tasks`).
 - `events`: LangChain's `astream_events` (v2) of the graph's run, every event but the
   root graph's `on_chain_stream` (whose chunks are the other modes), as the LangGraph
   server streams them (`ducklm/runtime/graph_stream.py`).
