@@ -8,6 +8,7 @@ streamed and its failure never loses the answer.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, Literal
 
 from langgraph.runtime import Runtime
@@ -16,6 +17,7 @@ from pydantic import BaseModel, Field, field_validator
 from ducklm.graph.state import DuckState
 from ducklm.kit.events import emit
 from ducklm.memory import MemoryStore
+from ducklm.turn.explicit_memory import requested_memory
 from ducklm.turn.memory_rules import Neighbour, RuleDecision, decide
 from ducklm.turn.prompting.structured import review_turn, unit_score
 
@@ -25,6 +27,9 @@ if TYPE_CHECKING:
 POLICY_FAILED = "The memory policy could not review this turn; the answer is not affected."
 NOTHING = RuleDecision("skip", "the memory policy found nothing worth remembering")
 NO_STORE = RuleDecision("skip", "no memory store is open")
+PREFERENCE = re.compile(
+    r"\b(prefer|rather|like|love|hate|favou?rite|always|never|from now on)", re.I
+)
 
 
 class MemoryProposal(BaseModel):
@@ -40,8 +45,12 @@ class MemoryProposal(BaseModel):
 
 
 async def decide_memory(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
-    """Ask the memory_policy role, apply the rules, and store what they allow."""
-    proposal = await review_turn(
+    """Ask the memory_policy role, apply the rules, and store what they allow.
+
+    A fact the person asked to keep (`ducklm.turn.explicit_memory`) is proposed by rule:
+    the model judges only what nobody asked for.
+    """
+    proposal = asked_to_keep(state.task) or await review_turn(
         state,
         runtime,
         "memory_policy",
@@ -72,6 +81,17 @@ async def decide_memory(state: DuckState, runtime: Runtime[DuckContext]) -> dict
     return {
         "memory_decisions": [{"action": decision.action, "reason": decision.reason, "text": shown}]
     }
+
+
+def asked_to_keep(task: str) -> MemoryProposal | None:
+    """The proposal for a fact `task` explicitly asks to keep: for every conversation."""
+    fact = requested_memory(task)
+    if fact is None:
+        return None
+    kind = "preference" if PREFERENCE.search(fact) else "fact"
+    return MemoryProposal(
+        should_store=True, text=fact, scope="global", memory_type=kind, importance=1.0
+    )
 
 
 async def _decide(

@@ -16,7 +16,9 @@ order; the `route_decided` event shows them):
 Beside them, where `RouteFacts.shortcuts` allows (an action role without native tool
 calls), a request whose tool and arguments are certain from its text alone gets a
 `Shortcut` (`ducklm.turn.shortcuts`): the call the action node makes without asking the
-model, whose result the thinker answers from. A greeting, or a request with no sign of
+model, whose result the thinker answers from. A request the rules answer themselves (a
+calculation, a request to remember, a question about DuckLM: `ducklm.turn.answer_rules`)
+gets the `NO_TOOL` shortcut under that rule's name. A greeting, or a request with no sign of
 needing a tool at all (`ducklm.turn.tool_cues`), gets the `NO_TOOL` shortcut: the
 thinker answers with no directive asked for. Beyond the rules, `wants_selection` says
 when the tool may be chosen by meaning (`ducklm.turn.choosing.selector`); the route node
@@ -51,6 +53,7 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ValidationError, field_validator
 
 from ducklm.tools.coder_tools import CODER_TOOL_NAMES as CODER_TOOLS
+from ducklm.turn.answer_rules import answer_rule
 from ducklm.turn.choosing.exemplars import NONE
 from ducklm.turn.choosing.selector import Selection
 from ducklm.turn.shortcuts import NO_TOOL, Shortcut, find_shortcut
@@ -371,6 +374,8 @@ def _shortcut(
     plan, coder = verdicts["plan"], verdicts["coder"]
     if plan.value or coder.value or plan.undecided or coder.undecided or facts.plan_running:
         return None
+    if (rule := answer_rule(task)) is not None:  # a calculation, "remember ...", "who are you?"
+        return Shortcut(NO_TOOL, rule=rule)
     if not s.chitchat and (call := find_shortcut(task, facts.tools)) is not None:
         return call
     if facts.other_tools:  # an MCP tool could be meant by anything: the model decides

@@ -14,6 +14,7 @@ Everything here is pure: no I/O, no model, no clock.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shlex
@@ -177,12 +178,21 @@ RULES: tuple[Rule, ...] = (
 )
 
 
+@functools.cache
+def all_rules() -> tuple[Rule, ...]:
+    """The rules here and those kept in modules of their own, in the order they are tried."""
+    # Imported here: those modules build their rules on this one's `Rule` and patterns.
+    from ducklm.turn.measure_rules import MEASURE_RULES  # noqa: PLC0415
+
+    return (*MEASURE_RULES, *RULES)
+
+
 def find_shortcut(task: str, tools: frozenset[str]) -> Shortcut | None:
     """The call that `task` asks for beyond doubt, if a rule knows it and the tool is offered."""
     text = " ".join(task.split())
     if not text or len(text) > 300 or "\n" in task.strip():
         return None
-    for rule in RULES:
+    for rule in all_rules():
         if rule.tool not in tools:
             continue
         match = rule.pattern.match(text)

@@ -26,7 +26,8 @@ from tests.support.scripted_llm import Reply, ScriptedLLM, reply
 pytestmark = pytest.mark.slow
 
 REMEMBER = "Please remember: my favourite editor is Helix."
-FACT = "The person's favourite editor is Helix."
+FACT = "My favourite editor is Helix."
+"""What the request asked to keep, kept by rule (the memory policy's model is not asked)."""
 
 
 class Reviewers:
@@ -42,9 +43,6 @@ class Reviewers:
             self.critic_asked.set()
             critique = {"score": 0.9, "summary": "noted the editor"}
             return reply(json.dumps(critique), delay_s=self.critic_delay_s)
-        if schema == "MemoryProposal":
-            proposal = {"should_store": True, "text": FACT, "scope": "global", "importance": 0.9}
-            return reply(json.dumps(proposal))
         return reply("Noted: Helix.")
 
 

@@ -58,7 +58,7 @@ def action_systems(llm: ScriptedLLM) -> list[str]:
 async def test_a_fact_told_once_is_recalled_in_a_new_conversation(
     duck: DuckLM, llm: ScriptedLLM, roles: Roles
 ) -> None:
-    roles.memory.append(fact("The user's sister Ana lives in Porto"))
+    # Asked in so many words: the rule keeps it, the memory policy's model is not asked.
     await duck.run("Remember: my sister Ana lives in Porto.", thread_id="a")
     # The memory policy runs behind the answer; conversation b does not wait for a's.
     (stored,) = [e for e in await duck.reviewed("a") if e["type"] == "memory_stored"]
@@ -68,8 +68,9 @@ async def test_a_fact_told_once_is_recalled_in_a_new_conversation(
     assert asked.status == "completed"
     state = await duck.state("b")
     assert state is not None
-    assert [m["text"] for m in state.recalled] == ["The user's sister Ana lives in Porto"]
+    assert [m["text"] for m in state.recalled] == ["My sister Ana lives in Porto."]
     assert "Ana lives in Porto" in action_systems(llm)[-1]
+    assert not any("MemoryProposal" in json.dumps(r) for r in llm.requests)
 
 
 async def test_secrets_are_refused_and_not_repeated(duck: DuckLM, roles: Roles) -> None:
@@ -122,8 +123,7 @@ async def no_qdrant(
 async def test_without_qdrant_recall_degrades_to_keywords(
     no_qdrant: DuckLM, llm: ScriptedLLM, roles: Roles
 ) -> None:
-    roles.memory.append(fact("The user's sister Ana lives in Porto"))
-    await no_qdrant.run("Remember: Ana lives in Porto.", thread_id="a")
+    await no_qdrant.run("Remember: Ana lives in Porto.", thread_id="a")  # kept by rule
     await no_qdrant.reviewed("a")
     result = await no_qdrant.run("Where does Ana live?", thread_id="b")
     assert result.status == "completed"
@@ -131,7 +131,7 @@ async def test_without_qdrant_recall_degrades_to_keywords(
     assert warnings and warnings[0]["fatal"] is False
     state = await no_qdrant.state("b")
     assert state is not None
-    assert [m["text"] for m in state.recalled] == ["The user's sister Ana lives in Porto"]
+    assert [m["text"] for m in state.recalled] == ["Ana lives in Porto."]
 
 
 @pytest.fixture

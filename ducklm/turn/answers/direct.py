@@ -4,7 +4,9 @@ LangChain's `return_direct`: "What does my notes file say?" is answered by the f
 text, "what files are here" by the listing, "what's the date" by `date`'s output. The
 bundled model, asked to answer from such a result, restated DuckLM's prompts or
 contradicted the result in all 23 tool-needing requests tried; a lead line and the
-result verbatim cannot. It applies to a one-call turn (a rule shortcut's call, or the
+result verbatim cannot. When the request asked for a part or a measure of the result (a
+line, a count, a size, a version, a yes or no: `ducklm.turn.measure_rules`), the answer
+is that, computed from the result. It applies to a one-call turn (a rule shortcut's call, or the
 tool chosen by meaning) whose call succeeded; a failed call, or any other turn, goes to
 the thinker as before.
 
@@ -15,11 +17,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
 
 from ducklm.graph.state import DuckState
+from ducklm.turn.measure_rules import statement
 from ducklm.turn.shortcuts import NO_TOOL
 
 LEADS = {
@@ -30,8 +34,8 @@ LEADS = {
     "search_conversations": "From earlier conversations ({query!r}):",
 }
 """The line before a result shown as it is, per tool."""
-WROTE = "file_write"
-"""Its result is a sentence of its own ("wrote ..."), shown without a block."""
+WROTE = frozenset({"file_write", "file_delete", "file_move", "file_copy", "file_append"})
+"""Their results are sentences of their own ("deleted old.log"), shown without a block."""
 SHELL_OK = re.compile(r"\Aexit code 0\n?")
 
 
@@ -50,7 +54,14 @@ def direct_answer(state: DuckState) -> str | None:
     call, result = found
     name, args = call["name"], call["args"]
     text = str(result.text)
-    if name == WROTE:
+    if shortcut is not None and (said := statement(shortcut, state.task, text)) is not None:
+        return said  # the part or the measure asked for, not the whole result
+    return _shown(name, args, text)
+
+
+def _shown(name: str, args: dict[str, Any], text: str) -> str | None:
+    """The result as it is, behind its lead line; `None` when it needs explaining."""
+    if name in WROTE:
         return text.strip()[:1].upper() + text.strip()[1:] if text.strip() else None
     if name == "shell_exec":
         if not SHELL_OK.match(text):

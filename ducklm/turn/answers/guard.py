@@ -1,7 +1,8 @@
 """The answering nodes, wrapped: a direct answer first, and a check on every final answer.
 
-`answer_directly(node)`: when the turn's one tool result is the answer
-(`ducklm.turn.answers.direct`), it is streamed as the answer and the node is not called.
+`answer_directly(node)`: when a rule answers the request (`ducklm.turn.answers.ruled`) or
+the turn's one tool result is the answer (`ducklm.turn.answers.direct`), that is streamed
+as the answer and the node is not called.
 
 `checked_answer(node, templates)`: the answer the node sets (`final`, and its message) is
 cleaned of DuckLM's own prompt text (`ducklm.turn.answers.scaffolding`). For a model that
@@ -25,6 +26,7 @@ from langgraph.runtime import Runtime
 from ducklm.graph.state import DuckState
 from ducklm.kit.events import TokenSender, emit
 from ducklm.turn.answers.direct import direct_answer
+from ducklm.turn.answers.ruled import ruled_answer
 from ducklm.turn.answers.scaffolding import (
     BUNDLED,
     Scaffolding,
@@ -45,7 +47,7 @@ def answer_directly(node: Node) -> Node:
 
     @functools.wraps(node)
     async def answer(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str, Any]:
-        text = direct_answer(state)
+        text = await ruled_answer(state, runtime.context) or direct_answer(state)
         if text is None:
             return await node(state, runtime)
         await TokenSender(runtime).send(text)
