@@ -130,9 +130,11 @@ async def test_critic_output_lands_as_experience_and_a_proposal(
 async def test_a_reviewer_that_keeps_failing_is_shown_once_with_why(
     duck: DuckLM, llm: ScriptedLLM
 ) -> None:
+    # Each reviewer asks once more before its failure counts: two bad replies each.
+    bad_critic, bad_policy = [reply("not json")] * 2, [reply('{"should_store": "maybe"}')] * 2
     llm.script(
-        *[reply("Answer one."), reply("not json"), reply('{"should_store": "maybe"}')],
-        *[reply("Answer two."), reply("not json"), reply('{"should_store": "maybe"}')],
+        *[reply("Answer one."), *bad_critic, *bad_policy],
+        *[reply("Answer two."), *bad_critic, *bad_policy],
     )
     first = await duck.run("what do ducks eat?", thread_id="t")
     first_review = await duck.reviewed("t")

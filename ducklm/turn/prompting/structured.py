@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+import openai
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, ValidationError
 
@@ -17,6 +18,7 @@ from ducklm.kit.events import EventType, emit
 from ducklm.models.clients import schema_instructions
 from ducklm.models.roles import RoleName
 from ducklm.models.tokens import estimate_tokens, fit_head_tail
+from ducklm.turn.prompting.cut_json import close_cut_json
 from ducklm.turn.prompting.transcript import transcript_text
 from ducklm.turn.server_found import ask_as_found
 
@@ -26,11 +28,30 @@ if TYPE_CHECKING:
 M = TypeVar("M", bound=BaseModel)
 CUT = "\n[... cut to fit the input budget ...]\n"
 REVIEW_FAILED = "{message} Why: {reason}. Later failures in this conversation are only logged."
+CUT_OFF = "the reply was cut off at the output limit ({limit} tokens)"
+RETRY = (
+    "Your reply could not be used: {problem}. Reply again with the complete JSON: every text "
+    "one short sentence, nothing repeated."
+)
+ECHO_CHARS = 400
+"""How much of an unusable reply the retry shows the model (a repetition is no help)."""
 log = logging.getLogger(__name__)
 
 
 class JSONReplyError(ValueError):
     """A model's reply is not the JSON asked for; the message is shown to it for repair."""
+
+
+class CutReplyError(JSONReplyError):
+    """A reply cut at the output limit that could not be closed into JSON."""
+
+
+class Reply(NamedTuple):
+    """A role's JSON reply: its text, its value, and whether it was cut and closed here."""
+
+    text: str
+    value: Any
+    cut: bool = False
 
 
 def system_prompt(ctx: DuckContext, role: RoleName, schema: dict[str, Any], **fields: Any) -> str:
@@ -50,14 +71,46 @@ async def ask_json(
 ) -> tuple[str, Any]:
     """Call `role` for JSON following `schema`; return the raw text and the parsed value.
 
+    A reply cut at the output limit is closed where it was cut (`close_cut_json`).
+
     Raises:
-        JSONReplyError: The reply is not JSON.
+        JSONReplyError: The reply is not JSON (`CutReplyError`: a cut one that could
+            not be closed).
     """
-    reply = await ask_as_found(
-        ctx, role, lambda: ctx.models.json_client(role, name, schema).ainvoke(list(messages))
-    )
+    reply = await _ask_json(ctx, role, name, schema, messages)
+    return reply.text, reply.value
+
+
+async def _ask_json(
+    ctx: DuckContext,
+    role: RoleName,
+    name: str,
+    schema: dict[str, Any],
+    messages: Sequence[BaseMessage],
+) -> Reply:
+    try:
+        reply = await ask_as_found(
+            ctx, role, lambda: ctx.models.json_client(role, name, schema).ainvoke(list(messages))
+        )
+    except openai.LengthFinishReasonError as exc:  # openai parses json_schema replies itself
+        return _closed(ctx, role, _cut_text(exc))
     text = reply.text
-    return text, parse_json(text)
+    if reply.response_metadata.get("finish_reason") == "length":
+        return _closed(ctx, role, text)
+    return Reply(text, parse_json(text))
+
+
+def _cut_text(exc: openai.LengthFinishReasonError) -> str:
+    choices = exc.completion.choices
+    return (choices[0].message.content or "") if choices else ""
+
+
+def _closed(ctx: DuckContext, role: RoleName, text: str) -> Reply:
+    value = close_cut_json(text)
+    if value is None:
+        raise CutReplyError(CUT_OFF.format(limit=ctx.models.config(role).max_output_tokens))
+    log.info("%s's reply was cut at the output limit and closed", role)
+    return Reply(text, value, cut=True)
 
 
 def parse_json(text: str) -> Any:
@@ -104,12 +157,28 @@ async def ask_validated(
 ) -> M:
     """Call `role` for JSON shaped like the pydantic `model` and validate the reply.
 
+    A reply cut at the output limit is closed where it was cut. A reply that is no JSON,
+    or does not fit `model`, is asked for once more with the problem shown (and the
+    start of the reply); only the second one's failure counts.
+
     Raises:
         JSONReplyError: The reply is not JSON.
         pydantic.ValidationError: The JSON does not fit `model`.
     """
-    _, raw = await ask_json(ctx, role, model.__name__, model.model_json_schema(), messages)
-    return model.model_validate(raw)
+    name, schema = model.__name__, model.model_json_schema()
+    said = ""
+    try:
+        reply = await _ask_json(ctx, role, name, schema, messages)
+        said = reply.text
+        return model.model_validate(reply.value)
+    except ValidationError as exc:
+        problem = f"it did not fit ({validation_details(exc)})"
+    except JSONReplyError as exc:
+        problem = str(exc)
+    log.info("%s's reply could not be used (%s); asked once more", role, problem)
+    echo = [AIMessage(content=said[:ECHO_CHARS])] if said.strip() else []
+    retry = [*messages, *echo, HumanMessage(content=RETRY.format(problem=problem))]
+    return model.model_validate((await _ask_json(ctx, role, name, schema, retry)).value)
 
 
 async def review_turn(
