@@ -34,7 +34,7 @@ from ducklm.graph.state import DuckState
 from ducklm.kit.events import emit
 from ducklm.tools.policy import PolicyEnv
 from ducklm.tools.sandbox.runner import proxied
-from ducklm.turn.tool_step.intent import request_mismatch
+from ducklm.turn.tool_step.intent import card_warning
 from ducklm.turn.tool_step.plan import DecidedCall, PlannedCall, decide_call, plan_calls
 from ducklm.turn.tool_step.questions import Asking, PasswordFor, ask_passwords, ask_person
 from ducklm.turn.tool_step.repeats import TurnCalls
@@ -96,8 +96,9 @@ async def run_tools(state: DuckState, runtime: Runtime[DuckContext]) -> dict[str
 
 
 def _asking(planned: PlannedCall, request: str) -> Asking:
-    # A destructive call the request did not ask for says so first on its card.
-    mismatch = request_mismatch(request, planned.call["name"], planned.verdict)
+    # A call that destroys or replaces what the request did not ask to says so first.
+    call = planned.call
+    mismatch = card_warning(request, call["name"], call["args"], planned.verdict)
     return Asking(planned.call, planned.verdict, mismatch)
 
 

@@ -43,7 +43,10 @@ TOO_MANY = (
     "{tool} was not started: {count} earlier file tool calls have not finished (the file "
     "system does not answer); none start until they do, or DuckLM is restarted"
 )
-WRITING_TOOLS = frozenset({"file_write", "generate_code", "fix_code", "refactor_code"})
+WRITING_TOOLS = frozenset(
+    {"file_write", "generate_code", "fix_code", "refactor_code"}
+    | {"file_delete", "file_move", "file_copy", "file_append"}
+)
 TIMED_TOOLS = WRITING_TOOLS | {"file_read", "list_dir", "search_files"}
 """The tools that take an injected `timeout_s` (the file tools and the coder tools)."""
 

@@ -21,6 +21,9 @@ class ActionRequest(TypedDict):
     name: str
     args: dict[str, Any]
     description: NotRequired[str]
+    default_decision: NotRequired[DecisionType]
+    """DuckLM's own: the decision a client offers first (`reject` when the call does not
+    match the request, which its description says first)."""
 
 
 class ReviewConfig(TypedDict):

@@ -18,6 +18,8 @@ from ducklm.tools.coder_tools import CODER_TOOL_NAMES
 from ducklm.tools.commands.findings import SECRET
 from ducklm.tools.commands.hosts import describe_hosts, network_hosts
 from ducklm.tools.commands.policy import CommandPolicy
+from ducklm.tools.commands.verdict import Action, CommandClass
+from ducklm.tools.file_ops import FILE_OP_NAMES, destination_of, named_path
 from ducklm.tools.sandbox.view import scan_workspace
 from ducklm.tools.secret_scan.names import is_secret_name
 from ducklm.tools.workspace import PathError, is_within, relative_name, resolve_in_workspace
@@ -26,6 +28,9 @@ READ_ONLY_TOOLS = frozenset({"file_read", "list_dir", "search_files", "search_co
 NO_COMMAND_POLICY = "no command policy is loaded"
 OVERWRITES = "overwrites existing file {names} (overwrite: ask in permissions.yaml)"
 AUTORUN_WRITE = "write {path}, which runs later without asking: {runner}"
+DELETES = "delete {path}"
+REPLACES = "{verb} replaces existing file {path}"
+CHANGES_WORKSPACE = "changes only the workspace (undo can put it back)"
 
 
 @dataclass(frozen=True)
@@ -53,7 +58,8 @@ class Verdict:
     rule_key: str | None = None
     """For "ask": the normalized action an `allow_forever` decision stores."""
     command_class: str | None = None
-    """For shell commands: the class of the riskiest part."""
+    """For shell commands: the class of the riskiest part; for the file operations
+    (`tools/file_ops.py`), the class of the command that does the same."""
     network: bool = False
     """For shell commands: the network must be open for it."""
     sudo: bool = False
@@ -66,14 +72,18 @@ class Verdict:
     """For shell commands: it writes a git repository's control folder or what else runs by
     itself (`tools/autorun.py`); it ran asked or allowed, so the sandbox lets it."""
     overwrites: bool = False
-    """For `file_write`: it replaces an existing file, as the overwrite rule lets it (asked,
-    or `overwrite: allow`), so the write runs with `overwrite` whatever the model passed."""
+    """For `file_write`, `file_move` and `file_copy`: it replaces an existing file, as the
+    overwrite rule lets it (asked, or `overwrite: allow`), so the call runs with
+    `overwrite` whatever the model passed."""
+    replaced: tuple[str, ...] = ()
+    """The existing files (workspace-relative) whose content the call replaces, where the
+    policy knows them: the card compares them with the request (`tool_step/intent.py`)."""
 
 
 ALLOW = Verdict("allow", "runs without asking")
 
 
-def assess(name: str, args: dict[str, Any], env: PolicyEnv) -> Verdict:
+def assess(name: str, args: dict[str, Any], env: PolicyEnv) -> Verdict:  # noqa: PLR0911  a tool per return
     """The verdict for calling tool `name` with `args`. Blocking (stat calls)."""
     if name == "file_read":
         return _assess_read(args, env)
@@ -87,6 +97,8 @@ def assess(name: str, args: dict[str, Any], env: PolicyEnv) -> Verdict:
         return _assess_write(args, env)
     if name == "shell_exec":
         return _assess_shell(args, env)
+    if name in FILE_OP_NAMES:
+        return _assess_file_op(name, args, env)
     return Verdict("ask", f"{name} is not known to the policy")
 
 
@@ -143,8 +155,77 @@ def _assess_write(args: dict[str, Any], env: PolicyEnv) -> Verdict:
     # model told to call again with overwrite=true never did, so the person decides.
     if overwrite_rule(env) == "ask":
         reason = f"overwrite existing file {rel}"
-        return Verdict("ask", reason, rule_key=f"overwrite:{rel}", overwrites=True)
-    return Verdict("allow", f"overwrites {rel} (overwrite: allow)", overwrites=True)
+        return Verdict("ask", reason, rule_key=f"overwrite:{rel}", overwrites=True, replaced=(rel,))
+    return Verdict(
+        "allow", f"overwrites {rel} (overwrite: allow)", overwrites=True, replaced=(rel,)
+    )
+
+
+def _assess_file_op(name: str, args: dict[str, Any], env: PolicyEnv) -> Verdict:
+    """A file operation (`tools/file_ops.py`), asked as the command doing it would be.
+
+    A delete asks as `rm` does (destructive); a move or copy onto an existing file is an
+    overwrite; an append loses nothing and runs. Each asks first where a write would:
+    what runs by itself, and DuckLM's own files.
+    """
+    places = _op_places(name, args, env)
+    if places is None:
+        return ALLOW  # the tool refuses the bad argument with the reason; nothing to ask
+    for target, shown in places.touched:
+        if (guarded := _guarded(target, shown, env)) is not None:
+            return guarded
+    if name == "file_delete":
+        return _by_class(
+            env, "destructive", DELETES.format(path=places.rel), f"delete:{places.rel}"
+        )
+    if name == "file_copy" and (secret := _assess_read({"path": places.named}, env)) != ALLOW:
+        return secret
+    if places.to is not None and places.to[0].is_file():
+        reason = REPLACES.format(verb=name.removeprefix("file_"), path=places.to[1])
+        action: Literal["ask", "allow"] = "ask" if overwrite_rule(env) == "ask" else "allow"
+        key = f"overwrite:{places.to[1]}" if action == "ask" else None
+        return Verdict(action, reason, rule_key=key, command_class="workspace_write",
+                       overwrites=True, replaced=(places.to[1],))  # fmt: skip
+    return Verdict("allow", CHANGES_WORKSPACE, command_class="workspace_write")
+
+
+@dataclass(frozen=True)
+class _Places:
+    """The paths a file operation touches, as the policy judges them."""
+
+    named: str
+    rel: str
+    """The path acted on (the source), relative to the workspace."""
+    touched: tuple[tuple[Path, str], ...]
+    """The real paths it changes, with their names: what `_guarded` looks at."""
+    to: tuple[Path, str] | None
+    """Where a move or copy puts it."""
+
+
+def _op_places(name: str, args: dict[str, Any], env: PolicyEnv) -> _Places | None:
+    """The places of a file operation's call; `None` for arguments the tool refuses."""
+    named, dest = args.get("path", args.get("source")), args.get("destination")
+    if not isinstance(named, str) or (
+        name in ("file_move", "file_copy") and not isinstance(dest, str)
+    ):
+        return None
+    try:
+        target = named_path(env.workspace, named)
+        real = resolve_in_workspace(env.workspace, named)
+        rel = relative_name(env.workspace, target)
+        to = destination_of(env.workspace, target, dest) if isinstance(dest, str) else None
+    except PathError:
+        return None
+    moved = (to, relative_name(env.workspace, to)) if to is not None else None
+    # A copy leaves its source as it is; every other operation changes it.
+    touched = ((real, rel),) if name != "file_copy" else ()
+    return _Places(named, rel, touched + ((moved,) if moved else ()), moved)
+
+
+def _by_class(env: PolicyEnv, cls: CommandClass, reason: str, key: str) -> Verdict:
+    """The verdict `permissions.yaml` gives a command of class `cls` (ask without one)."""
+    action: Action = getattr(env.commands.rules.actions, cls) if env.commands else "ask"
+    return Verdict(action, reason, rule_key=key if action == "ask" else None, command_class=cls)
 
 
 def _guarded(target: Path, rel: str, env: PolicyEnv) -> Verdict | None:
@@ -187,12 +268,11 @@ def _assess_shell(args: dict[str, Any], env: PolicyEnv) -> Verdict:
         return Verdict("ask", NO_COMMAND_POLICY)
     found = env.commands.classify(command, workspace=env.workspace, sandboxed=env.sandboxed)
     action, reasons = found.action, list(found.reasons)
-    if action == "allow" and found.replaces and overwrite_rule(env) == "ask":
-        cwd = args.get("cwd") if isinstance(args.get("cwd"), str) else "."
-        existing = [p for p in found.replaces if _is_file(env.workspace, str(cwd), p)]
-        if existing:
-            action = "ask"
-            reasons.append(OVERWRITES.format(names=", ".join(existing)))
+    cwd = args.get("cwd") if isinstance(args.get("cwd"), str) else "."
+    existing = [p for p in found.replaces if _is_file(env.workspace, str(cwd), p)]
+    if action == "allow" and overwrite_rule(env) == "ask" and existing:
+        action = "ask"
+        reasons.append(OVERWRITES.format(names=", ".join(existing)))
     hosts = network_hosts(env.commands, command, env.workspace) if found.network else ()
     if hosts:
         # sudo runs outside the sandbox, so outside its proxy too.
@@ -207,6 +287,7 @@ def _assess_shell(args: dict[str, Any], env: PolicyEnv) -> Verdict:
         secrets=found.secrets,
         writes_git=found.writes_git,
         hosts=hosts,
+        replaced=tuple(existing),
     )
 
 

@@ -12,6 +12,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from ducklm.models.tokens import estimate_tokens
 from ducklm.tools.coder_tools import CODER_TOOLS
 from ducklm.tools.conversations import search_conversations
+from ducklm.tools.file_ops import FILE_OP_TOOLS
 from ducklm.tools.files import FILE_TOOLS
 from ducklm.tools.shell import shell_exec
 
@@ -103,4 +104,6 @@ class ToolRegistry:
 
 def default_tools() -> ToolRegistry:
     """The tools DuckLM ships with."""
-    return ToolRegistry((*FILE_TOOLS, shell_exec, *CODER_TOOLS, search_conversations))
+    return ToolRegistry(
+        (*FILE_TOOLS, *FILE_OP_TOOLS, shell_exec, *CODER_TOOLS, search_conversations)
+    )

@@ -93,6 +93,9 @@ export class ApprovalCard extends QuestionCard {
     this.interruptId = event.interrupt_id;
     this.onDecide = onDecide;
     const allowed = allowedDecisions(this.actions, request.review_configs ?? []);
+    // A call that does not match the request (its description says so first): Deny is
+    // the default, and allowing it takes a deliberate click.
+    this.holdBack = this.actions.some((action) => action.default_decision === "reject");
     this.editors = this.actions.map((action) => actionEditor(action));
     this.buttons = h("div", { class: "card-actions" });
     for (const decision of DECISIONS) {
@@ -107,6 +110,10 @@ export class ApprovalCard extends QuestionCard {
       h("button", { type: "button", class: "primary", testid: "edit-submit", text: "Run edited", on: { click: () => this.submitEdit() } }),
       h("button", { type: "button", testid: "edit-cancel", text: "Cancel edit", on: { click: () => this.toggleEdit(false) } }),
     );
+    if (this.holdBack) {
+      // Once shown, Enter denies: a hurried key press never approves what was not asked for.
+      requestAnimationFrame(() => this.buttons.querySelector('[data-testid="deny"]')?.focus());
+    }
     this.el.append(
       this.heading,
       ...this.actions.map((action, index) => actionView(action, this.editors[index])),
@@ -118,7 +125,9 @@ export class ApprovalCard extends QuestionCard {
   }
 
   button(decision, allowed, onClick) {
-    const kind = decision.type === "reject" ? "danger" : decision.type === "approve" ? "primary" : "";
+    const primary = this.holdBack ? "reject" : "approve";
+    const kind = [decision.type === "reject" ? "danger" : "", decision.type === primary ? "primary" : ""]
+      .filter(Boolean).join(" ");
     return h("button", {
       type: "button",
       class: kind,

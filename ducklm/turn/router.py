@@ -56,6 +56,7 @@ from ducklm.tools.coder_tools import CODER_TOOL_NAMES as CODER_TOOLS
 from ducklm.turn.answer_rules import answer_rule
 from ducklm.turn.choosing.exemplars import NONE
 from ducklm.turn.choosing.selector import Selection
+from ducklm.turn.file_requests import read_file_request
 from ducklm.turn.shortcuts import NO_TOOL, Shortcut, find_shortcut
 from ducklm.turn.tool_cues import needs_no_tool
 
@@ -98,6 +99,7 @@ R_CODE_READ = "It mentions code but asks to read or explain it, not to change it
 R_CODE_QUESTION = "A question about code: it needs an answer, not a change."
 R_CODE_UNSURE = "It mentions code without saying what to change; the rules cannot tell."
 R_NOT_CODE = "Not about writing or changing code."
+R_FILE_OP = "It asks to {operation} a file, which a file tool does, not the coder."
 R_CRITIC_OFF = "The critic is switched off for this run."
 R_CRITIC = "The critic reviews the result."
 R_ASKED = "Asked the sys_util role: {verdict} ({why})."
@@ -298,6 +300,8 @@ class Signals(NamedTuple):
     code_intent: str | None
     code_mention: bool
     read_only: bool
+    file_operation: str | None = None
+    """The file operation the whole request asks for (`ducklm.turn.file_requests`)."""
 
 
 def read_signals(task: str) -> Signals:
@@ -318,6 +322,7 @@ def read_signals(task: str) -> Signals:
         code_intent=_code_intent(text, prose),
         code_mention=CODE_MENTION.search(text) is not None or CODE_FILE.search(text) is not None,
         read_only=READ_ONLY_START.match(CLAUSE_LEAD.sub("", text, count=1)) is not None,
+        file_operation=found.operation if (found := read_file_request(text)) else None,
     )
 
 
@@ -440,7 +445,9 @@ def _plan(s: Signals, facts: RouteFacts) -> Verdict:  # noqa: PLR0911  one rule 
     return Verdict(False, R_ONE_THING)
 
 
-def _coder(s: Signals, facts: RouteFacts) -> Verdict:
+def _coder(s: Signals, facts: RouteFacts) -> Verdict:  # noqa: PLR0911  one rule per return
+    if s.file_operation is not None:  # "delete app.py" names code but changes none
+        return Verdict(False, R_FILE_OP.format(operation=s.file_operation))
     if not s.code_intent and not s.code_mention:
         return Verdict(False, R_NOT_CODE)
     if not CODER_TOOLS & facts.tools:

@@ -182,9 +182,10 @@ RULES: tuple[Rule, ...] = (
 def all_rules() -> tuple[Rule, ...]:
     """The rules here and those kept in modules of their own, in the order they are tried."""
     # Imported here: those modules build their rules on this one's `Rule` and patterns.
+    from ducklm.turn.file_requests import FILE_OP_RULES  # noqa: PLC0415
     from ducklm.turn.measure_rules import MEASURE_RULES  # noqa: PLC0415
 
-    return (*MEASURE_RULES, *RULES)
+    return (*MEASURE_RULES, *RULES, *(Rule(*spec) for spec in FILE_OP_RULES))
 
 
 def find_shortcut(task: str, tools: frozenset[str]) -> Shortcut | None:

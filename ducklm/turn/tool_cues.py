@@ -32,10 +32,12 @@ from __future__ import annotations
 import re
 
 from ducklm.tools.coder_tools import CODER_TOOL_NAMES
+from ducklm.tools.file_ops import FILE_OP_NAMES
 
 KNOWN_TOOLS = frozenset(
     {"file_read", "file_write", "list_dir", "search_files", "shell_exec", "search_conversations"}
     | CODER_TOOL_NAMES
+    | FILE_OP_NAMES
 )
 """The tools whose needs the cues below cover."""
 MAX_WORDS = 20

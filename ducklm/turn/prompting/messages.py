@@ -18,7 +18,9 @@ from ducklm.learning.skills import render_skills
 from ducklm.models.roles import RoleName
 from ducklm.models.tokens import estimate_tokens, prefetched
 from ducklm.tools.coder_tools import CODER_TOOL_NAMES
+from ducklm.tools.file_ops import FILE_OP_NAMES
 from ducklm.tools.registry import ToolRegistry
+from ducklm.turn.file_requests import mentioned_operation
 from ducklm.turn.prompting.budget import (
     Budget,
     ContextParts,
@@ -160,5 +162,9 @@ def offered_tools(state: DuckState, ctx: DuckContext, *, shrink: bool = False) -
     """
     coder = state.route is not None and state.route.coder
     base = ctx.tools if coder else ctx.tools.without(CODER_TOOL_NAMES)
+    if not mentioned_operation(state.task).operations:
+        # Delete, move, copy, append: offered when the request names one (their schemas
+        # and examples cost a small model's prompt on every other turn).
+        base = base.without(FILE_OP_NAMES)
     chosen = set() if shrink else set(state.mcp_tools)
     return base.plus(t for t in ctx.mcp.tools() if t.name in chosen)

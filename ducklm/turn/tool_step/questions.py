@@ -136,11 +136,14 @@ def _ask_token(item: PasswordFor, error: str | None = None) -> str | None:
 
 
 def _action_request(item: Asking) -> ActionRequest:
-    return {
+    request: ActionRequest = {
         "name": item.call["name"],
         "args": item.call["args"],
         "description": f"{item.mismatch} {item.verdict.reason}".strip(),
     }
+    if item.mismatch:  # not what was asked for: a hurried Enter must not approve it
+        request["default_decision"] = "reject"
+    return request
 
 
 def _allowed(item: Asking) -> list[DecisionType]:

@@ -54,6 +54,8 @@ ALREADY_RAN = (
     "not kept, and it was not run again"
 )
 CUT_MARK = "\n[... {n} chars cut; the full output is in the audit log ...]\n"
+OVERWRITING_TOOLS = frozenset({"file_write", "file_move", "file_copy"})
+"""The tools with an `overwrite` argument, set when the policy judged the overwrite."""
 
 
 @dataclass
@@ -156,7 +158,7 @@ async def _outcome(
         )
     if item.planned.call["name"] == "shell_exec":
         return await _run_shell(item, password, args, runtime, env)
-    if item.planned.call["name"] == "file_write" and item.verdict.overwrites:
+    if item.verdict.overwrites and item.planned.call["name"] in OVERWRITING_TOOLS:
         # The policy judged the overwrite (the person approved it, or the rule allows it).
         args = {**args, "overwrite": True}
     if (info := mcp_info(tool)) is not None:  # the server's own arguments, nothing injected
