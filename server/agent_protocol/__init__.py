@@ -22,7 +22,7 @@ from ducklm.server.agent_protocol.common.deps import Door
 from ducklm.server.agent_protocol.crons import routes as crons
 from ducklm.server.agent_protocol.crons.firing import CronRuns
 from ducklm.server.agent_protocol.crons.scheduler import CronScheduler
-from ducklm.server.agent_protocol.runs import background
+from ducklm.server.agent_protocol.runs import background, cancel_many
 from ducklm.server.agent_protocol.runs import routes as runs
 from ducklm.server.agent_protocol.runs.queue_drain import QueueDrainer
 from ducklm.server.agent_protocol.runs.relay import relaying_on_ask
@@ -65,6 +65,7 @@ def agent_protocol_router() -> APIRouter:
         state,
         runs,
         background,
+        cancel_many,
         crons,
         store_routes,
     ):

@@ -17,6 +17,7 @@ from .streams import (
     hello,
     last_ai_text,
     new_thread,
+    overwrite,
     run_options,
     run_status_becomes,
     slowly,
@@ -127,3 +128,42 @@ async def test_runs_batch_creates_stateless_runs(client: LangGraphClient, target
     assert len(runs) == 2
     assert len({r["run_id"] for r in runs}) == 2
     assert all(r["status"] in LIVE | {"success"} for r in runs)
+
+
+async def test_cancel_many_by_ids_and_by_status(client: LangGraphClient, target: Target) -> None:
+    """`POST /runs/cancel` (`runs.cancel_many`): the runs named on a thread, or every run
+    of a status; a run enqueued behind a running one is `pending`."""
+    thread_id = await new_thread(client)
+    first = await client.runs.create(
+        thread_id, target.assistant, input=slowly(), **run_options(target)
+    )
+    await run_status_becomes(client, thread_id, first["run_id"], {"running"})
+    queued = await client.runs.create(
+        thread_id,
+        target.assistant,
+        input=hello(),
+        multitask_strategy="enqueue",
+        **run_options(target),
+    )
+    await client.runs.cancel_many(status="pending")
+    assert (await client.runs.get(thread_id, queued["run_id"]))["status"] == "interrupted"
+    await client.runs.cancel_many(thread_id=thread_id, run_ids=[first["run_id"]])
+    stopped = await run_status_becomes(client, thread_id, first["run_id"], {"interrupted"})
+    assert stopped["status"] == "interrupted"
+    await thread_status_leaves(client, thread_id, "busy")
+    with pytest.raises(NotFoundError):  # nothing left to cancel
+        await client.runs.cancel_many(thread_id=thread_id, run_ids=[first["run_id"]])
+
+
+async def test_join_at_an_approval_gives_the_state_and_the_question(
+    client: LangGraphClient, target: Target
+) -> None:
+    thread_id = await new_thread(client)
+    run = await client.runs.create(
+        thread_id, target.assistant, input=overwrite(), **run_options(target)
+    )
+    result = await client.runs.join(thread_id, run["run_id"])
+    first = result["messages"][0]
+    assert (first["type"], first["content"]) == ("human", "overwrite notes.txt")
+    assert len(result["__interrupt__"]) == 1
+    assert result["__interrupt__"][0]["value"]

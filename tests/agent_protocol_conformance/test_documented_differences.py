@@ -22,6 +22,9 @@ from .streams import (
     new_thread,
     overwrite,
     run_options,
+    run_status_becomes,
+    slowly,
+    thread_status_leaves,
 )
 
 SERVER_INTERNALS = {"langgraph_api_url", "langgraph_host", "langgraph_plan", "run_attempt"}
@@ -170,3 +173,26 @@ async def test_what_events_and_debug_say_of_the_server(
         return
     assert all(set(e["metadata"]) >= SERVER_INTERNALS for e in events)
     assert "langgraph_request_id" in configurable
+
+
+async def test_cancel_many_by_thread_alone(
+    client: LangGraphClient, http: httpx.AsyncClient, target: Target
+) -> None:
+    """`POST /runs/cancel` with a `thread_id` and no `run_ids`.
+
+    LangGraph's server needs both (or a status) and refuses it. DuckLM cancels every
+    pending or running run of the thread: what a client stopping a conversation means.
+    """
+    thread_id = await new_thread(client)
+    run = await client.runs.create(
+        thread_id, target.assistant, input=slowly(), **run_options(target)
+    )
+    await run_status_becomes(client, thread_id, run["run_id"], {"running"})
+    response = await http.post("/runs/cancel", json={"thread_id": thread_id})
+    if target.dialect == "ducklm":
+        assert response.status_code == 204, response.text
+        await run_status_becomes(client, thread_id, run["run_id"], {"interrupted"})
+        return
+    assert response.status_code >= 400, response.text
+    await client.runs.cancel(thread_id, run["run_id"], wait=True)
+    await thread_status_leaves(client, thread_id, "busy")

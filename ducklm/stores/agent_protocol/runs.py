@@ -131,6 +131,19 @@ class RunStore:
         """Forget the runs of a deleted thread."""
         await self._db.execute("DELETE FROM ap_runs WHERE thread_id = ?", (thread_id,))
 
+    async def active_threads(self) -> list[str]:
+        """The threads with a run enqueued here, or a turn running (any door, any process).
+
+        A turn's run is DuckLM's (`ducklm.stores.runs`), in the same database: a review
+        is not a turn, and a deferred one does not hold its thread.
+        """
+        rows = await self._db.fetchall(
+            "SELECT thread_id FROM ap_runs WHERE state = 'pending' UNION "
+            "SELECT thread_id FROM runs WHERE status = 'running' "
+            "AND COALESCE(kind, 'turn') = 'turn'"
+        )
+        return [row[0] for row in rows]
+
     async def for_thread(self, thread_id: str) -> list[RunRow]:
         """The runs of `thread_id`, oldest first."""
         return await self._select("WHERE thread_id = ? ORDER BY created_at", (thread_id,))

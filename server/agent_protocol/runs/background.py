@@ -25,14 +25,21 @@ from ducklm.server.agent_protocol.common.responses import Run, WaitedValues
 from ducklm.server.agent_protocol.common.schemas import RunCreate, RunStatusFilter, StreamMode
 from ducklm.server.agent_protocol.common.wire import WireResponse
 from ducklm.server.agent_protocol.runs.cancel import (
+    ACTIVE,
+    NOTHING_TO_CANCEL,
     CancelAction,
-    cancel_pending,
-    cancel_started,
+    cancel_found,
     forget,
 )
 from ducklm.server.agent_protocol.runs.elsewhere import follow_elsewhere, followable
 from ducklm.server.agent_protocol.runs.launch import admit
-from ducklm.server.agent_protocol.runs.lookup import FoundRun, find_run, run_result, wait_end
+from ducklm.server.agent_protocol.runs.lookup import (
+    FoundRun,
+    find_run,
+    run_result,
+    thread_runs,
+    wait_end,
+)
 from ducklm.server.agent_protocol.runs.spec import stateless_run, thread_run
 from ducklm.server.agent_protocol.runs.views import run_status, run_view
 from ducklm.server.agent_protocol.streaming.events import WireEvent, keepalive_json, sse_response
@@ -45,13 +52,7 @@ from ducklm.server.responses import errors, event_stream_doc
 
 router = APIRouter()
 
-ACTIVE = frozenset({"pending", "running"})
 STILL_RUNNING = "run {run_id} is {status}: cancel it before deleting it"
-NOTHING_TO_CANCEL = (
-    "No matching runs to cancel. Please verify the thread ID and run IDs are correct, "
-    "and the runs haven't been deleted or completed."
-)
-"""The LangGraph server's words for a cancel of a run that has ended."""
 BATCH = "The runs, each as `POST /runs` takes it (a `RunCreate`)."
 """Declared as plain objects: schemathesis cannot mutate a list of `RunCreate`s."""
 BAD_BATCH = "runs[{index}]: {where}: {why}"
@@ -112,15 +113,8 @@ async def list_runs(
     status: RunStatusFilter | None = None,
 ) -> WireResponse:
     """The thread's runs, newest first (runs of every door, enqueued ones too)."""
-    rows = {row.run_id: row for row in await door.runs.for_thread(thread.thread_id)}
-    by_duck = {row.duck_run_id: row for row in rows.values() if row.duck_run_id}
-    views = []
-    for record in await duck.runs(thread.thread_id):
-        row = by_duck.get(record.run_id)
-        if record.kind == "turn" and (row is None or row.state != "deleted"):
-            views.append(run_view(row, record))
-    waiting = [r for r in rows.values() if r.duck_run_id is None and r.state != "deleted"]
-    views += [run_view(row, None) for row in waiting]
+    found = await thread_runs(thread.thread_id, duck, door)
+    views = [run_view(f.row, f.record) for f in found]
     views = [v for v in views if status is None or v["status"] == status]
     views.sort(key=lambda v: v["created_at"], reverse=True)
     return WireResponse(views[offset : offset + limit])
@@ -165,7 +159,7 @@ async def cancel_run(
     found = await find_run(thread.thread_id, run_id, duck, door)
     if run_status(found.row, found.record) not in ACTIVE:
         raise HTTPException(404, NOTHING_TO_CANCEL)
-    await _cancel(found, how, duck=duck, door=door, hub=hub)
+    await cancel_found(found, how, duck=duck, hub=hub, door=door)
     if wait.lower() in {"true", "yes", "1"} and how == "interrupt":
         return _result_response(found, duck, door, hub)
     return Response(status_code=202)
@@ -227,15 +221,6 @@ async def delete_run(thread: ThreadDep, run_id: str, duck: DuckDep, door: DoorDe
         raise HTTPException(409, STILL_RUNNING.format(run_id=run_id, status=status))
     await forget(found, door.runs)
     return Response(status_code=204)
-
-
-async def _cancel(
-    found: FoundRun, action: CancelAction, *, duck: DuckDep, door: DoorDep, hub: HubDep
-) -> None:
-    if found.record is None:  # enqueued: it never starts (or, just taken, is stopped)
-        await cancel_pending(found, action, duck=duck, hub=hub, door=door)
-        return
-    await cancel_started(found, found.record, action, duck=duck, hub=hub, runs=door.runs)
 
 
 def _result_response(

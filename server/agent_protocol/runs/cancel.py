@@ -27,6 +27,13 @@ from ducklm.stores.runs import RunRecord
 log = logging.getLogger(__name__)
 
 CancelAction = Literal["interrupt", "rollback"]
+ACTIVE = frozenset({"pending", "running"})
+"""The statuses (`runs/views.py`) of a run a cancel can stop."""
+NOTHING_TO_CANCEL = (
+    "No matching runs to cancel. Please verify the thread ID and run IDs are correct, "
+    "and the runs haven't been deleted or completed."
+)
+"""The LangGraph server's words for a cancel of a run that has ended."""
 HISTORY_PAGE = 20
 """Checkpoints read at a time looking for the one before a rolled-back run."""
 STARTING_POLL_S = 0.05
@@ -54,6 +61,16 @@ async def cancel_started(
         if run.row is not None:  # a run of another door has no id in its checkpoints
             await rollback(run.run_id, record.thread_id, duck=duck, hub=hub)
         await forget(run, runs)
+
+
+async def cancel_found(
+    found: FoundRun, action: CancelAction, *, duck: DuckLM, hub: TaskHub, door: Door
+) -> None:
+    """Cancel a run found pending or running: dropped from the queue, or stopped."""
+    if found.record is None:  # enqueued: it never starts (or, just taken, is stopped)
+        await cancel_pending(found, action, duck=duck, hub=hub, door=door)
+        return
+    await cancel_started(found, found.record, action, duck=duck, hub=hub, runs=door.runs)
 
 
 async def drop_pending(run_id: str, action: CancelAction, door: Door) -> bool:

@@ -48,6 +48,20 @@ async def find_run(thread_id: str, run_id: str, duck: DuckLM, door: Door) -> Fou
     return FoundRun(run_id, thread_id, row, record)
 
 
+async def thread_runs(thread_id: str, duck: DuckLM, door: Door) -> list[FoundRun]:
+    """The thread's runs, not deleted: the door's (enqueued ones too), other doors' turns."""
+    rows = {row.run_id: row for row in await door.runs.for_thread(thread_id)}
+    by_duck = {row.duck_run_id: row for row in rows.values() if row.duck_run_id}
+    found = []
+    for record in await duck.runs(thread_id):
+        row = by_duck.get(record.run_id)
+        if record.kind == "turn" and (row is None or row.state != "deleted"):
+            run_id = row.run_id if row is not None else record.run_id
+            found.append(FoundRun(run_id, thread_id, row, record))
+    waiting = [r for r in rows.values() if r.duck_run_id is None and r.state != "deleted"]
+    return found + [FoundRun(row.run_id, thread_id, row, None) for row in waiting]
+
+
 async def wait_end(found: FoundRun, duck: DuckLM, door: Door, hub: TaskHub) -> None:
     """Return once the run has ended (or was cancelled before it started).
 
@@ -109,8 +123,9 @@ async def _record_once_started(found: FoundRun, duck: DuckLM, door: Door) -> Run
 async def run_result(thread_id: str, duck: DuckLM, door: Door, hub: TaskHub) -> str:
     """What a join answers, as the LangGraph server does.
 
-    The thread's values, its open questions as `__interrupt__`, or its failure as
-    `__error__`.
+    The thread's values, with its open questions as `__interrupt__` beside them (the
+    `values` chunk LangGraph streams at an interrupt, which its join answers), or its
+    failure as `__error__`.
     """
     record = await find_thread(thread_id, duck, door.threads)
     if record is None:  # a thread-less run's thread, gone at its end
@@ -120,7 +135,7 @@ async def run_result(thread_id: str, duck: DuckLM, door: Door, hub: TaskHub) -> 
     if view["status"] == "error":
         result = {"__error__": view["error"]}
     elif interrupts := [i for items in view["interrupts"].values() for i in items]:
-        result = {"__interrupt__": interrupts}
+        result = {**result, "__interrupt__": interrupts}
     return dumps(result)
 
 

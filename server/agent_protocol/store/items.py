@@ -72,8 +72,7 @@ class StoreItems:
         """Store `value` as item `key` of `namespace`, a new memory or a changed one.
 
         Raises:
-            BadNamespace: A `("memories", ...)` namespace naming no scope, or a workspace
-                not written as its resolved path.
+            BadNamespace: A workspace namespace not written as its resolved path.
             WorkspaceError: A workspace the person did not allow.
             NoMemory: Memory is off.
         """
