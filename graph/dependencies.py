@@ -20,10 +20,13 @@ from ducklm.kit.secrets import SecretVault
 from ducklm.learning.skills import SkillRegistry, skills_dir_of
 from ducklm.mcp.servers import open_mcp
 from ducklm.memory import open_episodes, open_memory
+from ducklm.models.capabilities import ServerCapabilities
 from ducklm.models.clients import ModelRoles
+from ducklm.models.context_size import ContextSizes
 from ducklm.models.local.autostart import models_config_for
 from ducklm.models.prompts import Prompts, load_prompts, prompts_dir
 from ducklm.models.roles import default_models_path, load_roles
+from ducklm.models.server_props import ServerProps
 from ducklm.models.tokens import ESTIMATE, BatchTokenCounter, server_tokenizer
 from ducklm.stores import ApprovalRules, CommandIntents, RunStores, open_database
 from ducklm.stores.experience import ExperienceLog
@@ -108,6 +111,7 @@ async def open_dependencies(
     ):
         stores = RunStores.on(db, owner, heartbeat_s=settings.lease_heartbeat_s)
         episodes = await open_episodes(settings, db, memory) if settings.episodes else None
+        props = ServerProps()  # one `/props` request per server, for both its readers
         context = DuckContext(
             settings=settings,
             models=static.models,
@@ -127,6 +131,8 @@ async def open_dependencies(
             hidden=static.hidden,
             undo=open_undo(settings, stores),
             mcp=mcp,
+            context_sizes=ContextSizes(props),
+            capabilities=ServerCapabilities(props),
         )
         yield Dependencies(context=context, stores=stores)
 

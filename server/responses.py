@@ -248,6 +248,9 @@ class CapabilitiesView(BaseModel):
     found: dict[str, FindingView]
     """By feature: native_tools, json_schema, grammar, include_usage, props, tokenize,
     reasoning."""
+    template_opens: bool | None = None
+    """The chat template opens `<think>` in the prompt, as the server rendered it; None
+    when it cannot render it."""
 
 
 class ServerCheck(BaseModel):

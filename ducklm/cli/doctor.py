@@ -27,6 +27,7 @@ from ducklm.models.local.crash import local_crash
 from ducklm.models.local.exit_status import Ending
 from ducklm.models.ping import Check, list_models
 from ducklm.models.roles import ROLE_NAMES, RoleConfig, RoleName
+from ducklm.models.server_props import ServerProps
 from ducklm.runtime.facade import DuckLM
 from ducklm.stores import Database
 from ducklm.stores.postgres_db import shown_url
@@ -114,26 +115,29 @@ async def check_models(
     # role where it is on that server: what the server takes decides how it calls tools.
     ordered = [*roles.values(), *([roles["action"]] if "action" in roles else [])]
     probes = {c.base_url: c for c in ordered if listed[c.base_url][0].ok}
+    props = ServerProps()  # one `/props` request per server, for both checks that read it
     checks += await asyncio.gather(
-        *(check_capabilities(c, asking=settings is not None) for c in probes.values())
+        *(check_capabilities(c, asking=settings is not None, props=props) for c in probes.values())
     )
     if settings is not None:
         checks += await asyncio.gather(*(check_completion(c, settings) for c in probes.values()))
         # The thinker's window where it is on that server: its answers are the longest.
         thinker = roles.get("thinker")
         sized = [thinker if thinker and thinker.base_url == u else c for u, c in probes.items()]
-        checks += await asyncio.gather(*(check_context(c, settings) for c in sized))
+        checks += await asyncio.gather(*(check_context(c, settings, props) for c in sized))
     return checks
 
 
-async def check_capabilities(config: RoleConfig, *, asking: bool) -> Check:
+async def check_capabilities(
+    config: RoleConfig, *, asking: bool, props: ServerProps | None = None
+) -> Check:
     """What the role's server accepts (`ducklm.models.capabilities`), and what that changes.
 
     `asking` (the doctor): also the one-token requests that find what only a completion
     tells; without it (`ducklm models ping`), what the server says about itself.
     """
     name = f"capabilities of {config.base_url}"
-    found = await probe_server(config.base_url) or Capabilities(config.base_url)
+    found = await probe_server(config.base_url, props=props) or Capabilities(config.base_url)
     if asking:
         for feature, finding in (await probe_requests(config)).items():
             found = found.with_finding(feature, finding)
@@ -151,9 +155,11 @@ CONTEXT_SOURCES = {
 }
 
 
-async def check_context(config: RoleConfig, settings: Settings) -> Check:
+async def check_context(
+    config: RoleConfig, settings: Settings, props: ServerProps | None = None
+) -> Check:
     """The context window the role's server serves, and the input budget it leaves."""
-    served = await ContextSizes().window(config, settings.ctx_size)
+    served = await ContextSizes(props).window(config, settings.ctx_size)
     budget = input_budget(settings.max_input_tokens, served.tokens, config.max_output_tokens)
     detail = f"{served.tokens} tokens, from {CONTEXT_SOURCES[served.source]}"
     if budget < settings.max_input_tokens:

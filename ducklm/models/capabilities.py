@@ -38,6 +38,7 @@ import httpx
 import openai
 
 from ducklm.models.roles import RoleConfig
+from ducklm.models.server_props import ServerProps
 from ducklm.models.think_tags import OPENING
 from ducklm.models.tokens import root_url
 
@@ -203,8 +204,15 @@ def _detail_of(body: Any) -> str:
     return "; ".join(parts)
 
 
-async def probe_server(base_url: str, *, timeout_s: float = PROBE_TIMEOUT_S) -> Capabilities | None:
+async def probe_server(
+    base_url: str, *, timeout_s: float = PROBE_TIMEOUT_S, props: ServerProps | None = None
+) -> Capabilities | None:
     """Ask the server at `base_url` what it says about itself (no completion is made).
+
+    Args:
+        base_url: The server's OpenAI base URL.
+        timeout_s: The limit of the whole probe.
+        props: Where its `/props` answer is kept for the context window's reader too.
 
     Returns:
         What it said; None when nothing answered at all (not up yet: ask again later).
@@ -214,7 +222,7 @@ async def probe_server(base_url: str, *, timeout_s: float = PROBE_TIMEOUT_S) -> 
     client = await asyncio.to_thread(httpx.AsyncClient, timeout=timeout_s)
     async with client:
         answers = await asyncio.gather(
-            _json(client.get(f"{root}/props")),
+            _props_of(props or ServerProps(), root, client),
             _json(client.post(f"{root}/tokenize", json={"content": TOKENIZE_TEXT})),
             _json(client.get(base_url.rstrip("/") + "/models")),
             _json(client.post(f"{root}/apply-template", json={"messages": RENDERED})),
@@ -268,6 +276,14 @@ _SILENT = object()
 """What `_json` gives when nothing answered (refused, or no answer in time)."""
 
 
+async def _props_of(props: ServerProps, root: str, client: httpx.AsyncClient) -> Any:
+    """`/props` as `_json` gives it, asked once for every reader (`ServerProps`)."""
+    try:
+        return await props.of(root, client)
+    except httpx.HTTPError:
+        return _SILENT
+
+
 async def _json(request: Any) -> Any:
     """The JSON a request answered with 200; None for any other answer; `_SILENT` for none."""
     try:
@@ -290,7 +306,9 @@ def _owner(models: Any) -> str:
 class ServerCapabilities:
     """Each server's capabilities, found once per process (keyed by its base URL)."""
 
-    def __init__(self) -> None:
+    def __init__(self, props: ServerProps | None = None) -> None:
+        self.props = props or ServerProps()
+        """Each server's `/props` answer, shared with the window's reader (`ContextSizes`)."""
         self._known: dict[str, Capabilities] = {}
         self._probed: set[str] = set()
         self._locks: dict[str, asyncio.Lock] = {}
@@ -307,7 +325,10 @@ class ServerCapabilities:
         key = root_url(base_url)
         if key not in self._probed:
             async with self._locks.setdefault(key, asyncio.Lock()):
-                if key not in self._probed and (probed := await probe_server(base_url)):
+                probed = (
+                    None if key in self._probed else await probe_server(base_url, props=self.props)
+                )
+                if probed is not None:
                     self._known[key] = _merged(probed, self._known.get(key))
                     self._probed.add(key)
         return self._known.get(key) or Capabilities(key)

@@ -27,11 +27,11 @@ from typing import Any, Literal
 import httpx
 
 from ducklm.models.roles import RoleConfig
+from ducklm.models.server_props import ServerProps
 from ducklm.models.tokens import root_url
 
 log = logging.getLogger(__name__)
 
-PROBE_TIMEOUT_S = 2.0
 MIN_INPUT_TOKENS = 256
 """No budget goes below this (the smallest `DUCK_MAX_INPUT_TOKENS`), whatever the window."""
 # Room left in the window besides the input and the answer: chat-template text the packer
@@ -127,22 +127,20 @@ def props_window(props: Any) -> int | None:
     return min(found) if found else None
 
 
-async def probe_window(base_url: str, *, timeout_s: float = PROBE_TIMEOUT_S) -> int | None:
+async def probe_window(base_url: str, props: ServerProps | None = None) -> int | None:
     """Ask the server at `base_url` (an OpenAI base URL) for its window; None if it cannot say.
+
+    Args:
+        base_url: The server's OpenAI base URL.
+        props: Its `/props` answer, asked once for every reader (`ServerProps`).
 
     Raises:
         httpx.TransportError: Nothing answered (not there yet, or restarting): ask again later.
     """
-    # Building a client loads the CA bundle from disk: off the event loop.
-    client = await asyncio.to_thread(httpx.AsyncClient, timeout=timeout_s)
-    async with client:
-        try:
-            response = await client.get(f"{root_url(base_url)}/props")
-            response.raise_for_status()
-            return props_window(response.json())
-        except (httpx.HTTPStatusError, ValueError) as exc:
-            log.info("no context size from %s/props (%s)", root_url(base_url), exc)
-            return None
+    window = props_window(await (props or ServerProps()).of(base_url))
+    if window is None:
+        log.info("no context size from %s/props", root_url(base_url))
+    return window
 
 
 class ContextSizes:
@@ -151,7 +149,8 @@ class ContextSizes:
     Keyed by the server's root URL: roles on one server share one probe.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, props: ServerProps | None = None) -> None:
+        self._props = props or ServerProps()  # shared with `ServerCapabilities`: one request
         self._known: dict[str, ServedContext] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._low: dict[str, list[tuple[int, int]]] = {}  # low counts, and what was sent
@@ -214,7 +213,7 @@ class ContextSizes:
             async with self._locks.setdefault(key, asyncio.Lock()):
                 if key not in self._known:
                     try:
-                        tokens = await probe_window(base_url)
+                        tokens = await probe_window(base_url, self._props)
                     except httpx.TransportError:
                         return None  # the model call will say what is wrong; ask next time
                     self._known[key] = ServedContext(tokens or 0, "props")

@@ -66,10 +66,12 @@ class WireReadingChat(ChatOpenAI):
         read, reasoning = reader.completion(raw)
         self._learn(reader)
         result = super()._create_chat_result(read, generation_info)
+        seen = {"usage_asked": False, "usage": reader.usage_said, "reasoning": bool(reasoning)}
         for generation in result.generations:
             if reasoning:
                 generation.message.additional_kwargs[REASONING_KEY] = reasoning
             generation.message.response_metadata[PROMPT_KEY] = reader.prompt().as_metadata()
+            generation.message.response_metadata[SEEN_KEY] = seen
         return result
 
     async def _astream(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import openai
 from langgraph.runtime import Runtime
@@ -20,6 +20,7 @@ from langgraph.runtime import Runtime
 from ducklm.kit.events import emit
 from ducklm.models.capabilities import Finding, refusal_of
 from ducklm.models.roles import ROLE_NAMES, RoleName
+from ducklm.models.wire import SEEN_KEY
 from ducklm.models.wire_chat import WireReadingChat
 
 if TYPE_CHECKING:
@@ -86,6 +87,26 @@ async def ask_as_found(ctx: DuckContext, role: RoleName, call: Callable[[], Awai
         if role not in learn_refusal(ctx, role, exc):
             raise
     return await call()
+
+
+def learn_from_reply(ctx: DuckContext, role: RoleName, reply: Any) -> None:
+    """What `role`'s reply showed of its server: usage in a stream, and reasoning.
+
+    Found from what the server does, once: the first stream that asked for usage says
+    whether it came (a later one is not read), and the first reply that reasoned says
+    the model reasons (one that did not says nothing: not every reply reasons).
+    """
+    seen = (getattr(reply, "response_metadata", None) or {}).get(SEEN_KEY)
+    if not isinstance(seen, dict):
+        return
+    url = ctx.models.config(role).base_url
+    known = ctx.capabilities.known(url)
+    if seen.get("usage_asked") and (known is None or known.of("include_usage").works is None):
+        usage = seen.get("usage") is True
+        how = "a turn's stream asked for usage " + ("got it" if usage else "and had none")
+        ctx.capabilities.learn(url, "include_usage", Finding(usage, how))
+    if seen.get("reasoning") and (known is None or known.of("reasoning").works is not True):
+        ctx.capabilities.learn(url, "reasoning", Finding(True, f"the {role} role's reply reasoned"))
 
 
 def apply_found(ctx: DuckContext) -> list[RoleName]:

@@ -93,6 +93,15 @@ async def test_two_turns_with_tool_calls_on_each_server(
         assert told == []
     assert model.ignored == 0, "no request sent tools the server leaves out"
     assert model.refused <= 2, "a refusal is learned once, not met at every call"
+    if variant.props is not None:
+        assert llm.props_asked == 1, "one /props request for what it accepts and its window"
+    # What its replies showed, found by the turn: usage when a stream asks, and reasoning.
+    found = duck.context.capabilities.known(llm.base_url)
+    assert found is not None
+    streamed = [b for b in llm.requests if (b.get("stream_options") or {}).get("include_usage")]
+    usage = (variant.wire.usage != "none") if streamed else None  # (JSON mode may not stream)
+    assert found.of("include_usage").works is usage, found
+    assert found.of("reasoning").works is (True if variant.reasons else None), found
 
 
 OLLAMA = next(v for v in VARIANTS if v.refusal == OLLAMA_NO_TOOLS)

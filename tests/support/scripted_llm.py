@@ -243,6 +243,8 @@ class ScriptedLLM:
         self.requests = []
         self.embedded = []
         self.props: JSONDict | None = None
+        self.props_asked = 0
+        """How many times `GET /props` was answered."""
         self.count_prompt: Callable[[JSONDict], int] | None = None
         self.models: list[str] = ["scripted"]
         self.wire = Wire()
@@ -524,8 +526,9 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0].rstrip("/")
         if path == "/health":
             self._send_json(200, {"status": "ok"})
-        elif path == "/props" and self.server.owner.props is not None:
-            self._send_json(200, self.server.owner.props)
+        elif path == "/props" and (owner := self.server.owner).props is not None:
+            owner.props_asked += 1
+            self._send_json(200, owner.props)
         elif path == "/v1/models":
             self._send_json(
                 200,

@@ -34,6 +34,7 @@ from ducklm.models.roles import RoleName
 from ducklm.models.tokens import ServerTokenizer
 from ducklm.models.wire import PROMPT_KEY, PromptRead
 from ducklm.turn.prompting.budget import ContextBudgetError
+from ducklm.turn.server_found import learn_from_reply
 
 if TYPE_CHECKING:
     from ducklm.graph.context import DuckContext
@@ -125,6 +126,7 @@ async def ask_uncut(
             await _no_room(runtime, role, exc, shrunk=shrink)
             continue
         said = asked.said
+        learn_from_reply(runtime.context, role, said)
         cut = await find_cut(runtime.context, role, asked.request, said) if said else None
         if cut is None or not retry_after_cut(runtime, cut, shrunk=shrink, spoken=asked.spoken):
             break
