@@ -12,6 +12,7 @@ from typing import Any
 from ducklm.config.settings import Settings
 from ducklm.kit.events import Event
 from ducklm.runtime.facade import DuckLM
+from ducklm.runtime.transcript import transcript_lines
 from tests.support.role_script import RoleScript
 from tests.support.scripted_llm import ScriptedLLM, call, reply
 
@@ -187,6 +188,10 @@ async def test_in_json_tool_mode_a_directive_without_actions_ends_the_step(
         result = await duck.run(
             "First say one thing, then say another.", critic=False, memory=False
         )
+        # The steps' results are working, not answers: a reopened turn has one answer.
+        (exchange,) = await duck.transcript(result.thread_id)
+    said = [line for line in transcript_lines([exchange]) if line.startswith("duck: ")]
+    assert said == ["duck: Both said."]
     assert result.status == "completed", result.events
     finished = of(result.events, "plan_step_finished")
     assert [(e["step_id"], e["status"], e["result"]) for e in finished] == [
