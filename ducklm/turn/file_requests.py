@@ -46,9 +46,16 @@ LEAD = (
 )
 TAIL = (
     r"(?:\s+(?:for\s+me|now|right\s+now|right\s+away|at\s+once|then|too|as\s+well|instead"
+    r"|from\s+now\s+on|going\s+forward|for\s+good|permanently"
     r"|(?:from|in)\s+(?:the\s+|this\s+|my\s+)?(?:workspace|project|folder|directory)"
     r"|if\s+you\s+(?:can|could)|thanks?|thank\s+you))*"
 )
+REMARK = (
+    r"(?:\s*[,;\u2014]\s*(?![^,;.!?]*\b(?:then|and|also|after|before|but|too)\b)"
+    r"(?:i|i'm|it|it's|its|they|that's|this|since|because|as|we|we're)\b[^,;.!?]{0,60})?"
+)
+"""A reason or remark after the request ("delete x.log, I don't need it anymore"), as long
+as it asks for nothing more (no "and", "then", "also", ...)."""
 END = r"\s*(?:,?\s*(?:please|thanks?|thank\s+you))?\s*[.!?]*\s*$"
 THE = r"(?:(?:the|my|this|that|our|your)\s+)?"
 KIND = r"(?:file|folder|directory|dir|document|doc)"
@@ -79,13 +86,14 @@ def _quoted(group: str) -> str:
     return "(?:" + "|".join(alternatives) + ")"
 
 
-def _name(group: str, *, bare: bool = False) -> str:
+def _name(group: str, *, bare: bool = False, quoted: bool = True) -> str:
     """A file or folder name in group `group` (quoted, path-like, or beside "folder").
 
     `bare`: a lone word counts too (a move's or copy's target folder: "to archive").
+    `quoted`: quoted text may be the name (not after "put", where it is content).
     """
     parts = [
-        _quoted(group + "a"),
+        _quoted(group + "a") if quoted else "(?!)",
         rf"{FOLDER_WORD}\s+{CALLED}(?P<{group}_d>[\w.-]+)",
         rf"(?!{NOT_A_NAME}\b)(?P<{group}_e>[\w.-]+)\s+{FOLDER_WORD}",
         rf"(?P<{group}_p>{_PATHLIKE})",
@@ -101,6 +109,7 @@ def _text(group: str) -> str:
 
 
 SRC, DST, TXT = _name("src"), _name("dst"), _text("txt")
+SRC_UNQUOTED = _name("src", quoted=False)
 DST_FOLDER = _name("dst", bare=True)
 
 DELETE_VERB = (
@@ -155,7 +164,7 @@ class _Shape:
 
 
 def _shape(operation: Operation, body: str) -> _Shape:
-    return _Shape(operation, re.compile(LEAD + body + TAIL + END, re.I))
+    return _Shape(operation, re.compile(LEAD + body + TAIL + REMARK + END, re.I))
 
 
 DONE: dict[Operation, str] = {
@@ -217,6 +226,8 @@ SHAPES: tuple[_Shape, ...] = (
     # the shell's own words, without a preposition: "mv a.txt b.txt", "cp a.txt docs/"
     _shape("move", rf"mv\s+{SRC}\s+{DST_FOLDER}"),
     _shape("copy", rf"cp\s+{SRC}\s+{DST_FOLDER}"),
+    # "put" moves a named file; put with quoted text writes it (`shortcuts.RULES`)
+    _shape("move", rf"(?:put|place|stick)\s+{SRC_UNQUOTED}\s+{TO}\s+{DST_FOLDER}"),
     *_orders("move"),
     *_orders("copy"),
     _shape(

@@ -54,6 +54,10 @@ WRITTEN: list[tuple[str, FileRequest]] = [
     ("write 'done' at the end of log.txt", FileRequest(A, "log.txt", text="done")),
     ("append to notes.md: 'meeting at 3'", FileRequest(A, "notes.md", text="meeting at 3")),
     ("extend todo.txt with 'walk the dog'", FileRequest(A, "todo.txt", text="walk the dog")),
+    # three of the train half of issue 44's everyday set the first rules missed
+    ("Erase draft.txt, I don't need it anymore", FileRequest(D, "draft.txt")),
+    ("Call recipe.txt food.txt from now on", FileRequest(R, "recipe.txt", "food.txt")),
+    ("Put old.log inside docs", FileRequest(M, "old.log", "docs/")),
 ]
 
 HELD_OUT: list[tuple[str, FileRequest]] = [
@@ -129,6 +133,8 @@ NOT_AN_OPERATION = [
     "read notes.md, then delete it",
     "copy the text of a.md",
     "what is in old.log?",
+    "Delete old.log, then list the files",
+    "Delete old.log, and notes.md too",
 ]
 
 
