@@ -32,9 +32,14 @@ QUESTION = "Explain what a duck is."
 
 
 @pytest.fixture
-def settings(settings: Settings, database_url: str | None) -> Settings:
-    """Every test here on SQLite, then on PostgreSQL."""
-    return on_backend(settings, database_url)
+def settings(settings: Settings, database_url: str | None, llm: ScriptedLLM) -> Settings:
+    """Every test here on SQLite, then on PostgreSQL; no embedding model in process.
+
+    The scripted server's embeddings (a vector per text, over HTTP) and no episodes: a
+    turn's recall and indexing are not what races, and a race is a turn.
+    """
+    quick = {"embeddings_url": llm.base_url, "episodes": False}
+    return on_backend(settings.model_copy(update=quick), database_url)
 
 
 def answer_and_review(body: dict[str, Any]) -> Reply:
