@@ -1,7 +1,7 @@
 """Answers the rules write through real turns (issue 44): a calculation, a part or a measure
-of a file, a request to remember (kept, and back in a new conversation), questions about
-DuckLM. None of them asks the model; the memory policy's model is not asked about a fact
-the person asked to keep."""
+of a file, a request to remember (kept, and back in a new conversation in the person's
+words), questions about DuckLM. None of them asks the model; the memory policy's model is
+not asked about a fact the person asked to keep."""
 
 from __future__ import annotations
 
@@ -76,8 +76,15 @@ async def test_an_explicit_request_to_remember_is_kept_and_comes_back(
     (stored,) = [e for e in reviewed if e["type"] == "memory_stored"]
     assert (stored["text"], stored["scope"]) == ("I prefer tabs over spaces.", "global")
 
-    asked = await duck.run("What do you remember about me?", thread_id="b", critic=False)
+    asked = await duck.run(
+        "What do you remember about me?", thread_id="b", critic=False, memory=False
+    )
     assert asked.answer == "I remember 1 thing:\n- I prefer tabs over spaces."
+    # A question about what was told: the person's own words, recalled.
+    back = await duck.run(
+        "so, do I prefer tabs or spaces?", thread_id="c", critic=False, memory=False
+    )
+    assert back.answer == "You told me: I prefer tabs over spaces."
     requests = [r for r in llm.requests if "MemoryProposal" in json.dumps(r)]
     assert requests == []
 

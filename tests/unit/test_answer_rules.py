@@ -14,6 +14,7 @@ from ducklm.turn.explicit_memory import requested_memory
 from ducklm.turn.measure_rules import statement
 from ducklm.turn.self_questions import self_topics
 from ducklm.turn.shortcuts import Shortcut, find_shortcut
+from ducklm.turn.told_before import told_answer
 
 TOOLS = frozenset({"file_read", "file_write", "list_dir", "search_files", "shell_exec"})
 NOTES = "Ducks nap at dawn.\nGeese honk loudly at noon.\nSwans glide.\n"
@@ -187,3 +188,35 @@ def test_a_question_about_ducklm_names_its_topics(task: str, topics: tuple[str, 
 )
 def test_a_question_about_something_else_is_not_about_ducklm(task: str) -> None:
     assert self_topics(task) == ()
+
+
+KEPT = [
+    {"text": "Our landlord is called Mr. Ortiz.", "kind": "fact"},
+    {"text": "I usually cycle to work on Tuesdays.", "kind": "fact"},
+    {
+        "text": "My flight to Oslo is on the 9th, please remember it.",
+        "kind": "episode",
+        "speaker": "user",
+    },
+    {"text": "Your flight is on the 9th.", "kind": "episode", "speaker": "assistant"},
+]
+
+
+@pytest.mark.parametrize(
+    ("task", "said"),
+    [
+        ("Who is our landlord?", "Our landlord is called Mr. Ortiz."),
+        ("What do I do on Tuesdays?", "I usually cycle to work on Tuesdays."),
+        ("When is my flight to Oslo?", "My flight to Oslo is on the 9th, please remember it."),
+    ],
+)
+def test_a_question_about_what_was_told_gets_the_persons_words(task: str, said: str) -> None:
+    assert told_answer(task, KEPT) == f"You told me: {said}"
+
+
+@pytest.mark.parametrize(
+    "task",
+    ["Who is our plumber?", "When is my flight to Rome?", "Tell me a joke", "Where is Oslo?"],
+)
+def test_a_question_no_memory_answers_is_left_to_the_model(task: str) -> None:
+    assert told_answer(task, KEPT) is None

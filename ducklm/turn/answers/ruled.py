@@ -1,9 +1,11 @@
-"""The answers the rules write themselves: a calculation, a "noted", what DuckLM is.
+"""The answers the rules write themselves: a calculation, a "noted", what DuckLM is, what was told.
 
 The router names the rule (`ducklm.turn.answer_rules`) in the turn's `NO_TOOL` shortcut;
 here its answer is written from the request and from what DuckLM knows of itself: the
 tools on offer, the configured models, the workspace, the memory's records. No model
-speaks, so nothing is invented and nothing claims a check that did not happen. The
+speaks, so nothing is invented and nothing claims a check that did not happen. A
+question with no tool whose words a recalled memory holds is answered with that memory,
+as what the person said (`ducklm.turn.told_before`). The
 fact a request asks to keep is stored by the memory policy node
 (`ducklm.turn.explicit_memory`), which runs after this answer whatever its model says.
 """
@@ -19,6 +21,7 @@ from ducklm.turn.explicit_memory import requested_memory
 from ducklm.turn.memory_rules import find_secret
 from ducklm.turn.self_questions import Topic, self_topics
 from ducklm.turn.shortcuts import NO_TOOL
+from ducklm.turn.told_before import told_answer
 
 if TYPE_CHECKING:
     from ducklm.graph.context import DuckContext
@@ -58,7 +61,7 @@ async def ruled_answer(state: DuckState, ctx: DuckContext) -> str | None:
         return noted(fact, memory_on=ctx.memory is not None and state.run_memory_policy)
     if shortcut.rule == ABOUT_ME and (topics := self_topics(state.task)):
         return await about_me(topics, state, ctx)
-    return None
+    return told_answer(state.task, state.recalled)  # "what bike do I have?", when told
 
 
 def noted(fact: str, *, memory_on: bool) -> str:
