@@ -152,6 +152,9 @@ class MessageView(BaseModel):
     working: bool = False
     """Its text is the turn's working (a plan step's result), not an answer: the chat
     shows it in the plan, never as the answer (`ducklm.models.answer_stream.WORKING_KEY`)."""
+    reasoning: str | None = None
+    """What the model reasoned before this message, kept apart from its text (LangChain's
+    `additional_kwargs.reasoning_content`): what the live `reasoning` events' `text` showed."""
 
 
 class ConversationDetail(BaseModel):

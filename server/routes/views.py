@@ -7,7 +7,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, AnyMessage
 
 from ducklm.kit.events import Event
-from ducklm.models.answer_stream import cut_of
+from ducklm.models.answer_stream import cut_of, reasoning_of
 from ducklm.runtime.exports.jsonl import message_line
 from ducklm.server.responses import MessageView, TaskView
 from ducklm.stores import TaskRecord
@@ -46,4 +46,6 @@ def _message_fields(message: AnyMessage) -> dict[str, Any] | None:
     fields = {key: value for key, value in line.items() if key != "type"}
     if isinstance(message, AIMessage):
         fields["cut"] = cut_of(message)
+        # Apart from the answer, as the live `reasoning` events showed it.
+        fields["reasoning"] = reasoning_of(message) or None
     return fields

@@ -24,6 +24,7 @@ from ducklm.models.errors import INTERNAL_ERROR
 from ducklm.models.wire import REASONING_KEY
 from ducklm.runtime.facade import DuckLM
 from tests.support.scripted_llm import ScriptedLLM, Wire, call, reply
+from tests.support.server import Served, stream
 
 QUIET = {"critic": False, "memory": False}
 THOUGHT = "The person wants the folder listed first."
@@ -191,6 +192,39 @@ async def test_agent_protocol_messages_carry_the_reasoning_apart(
     [*_, [last]] = [part.data for part in parts if part.event == "messages/partial"]
     assert last["content"] == "Hello there."
     assert last["additional_kwargs"][REASONING_KEY] == THOUGHT
+    # Reloaded: the thread's state keeps it apart, as it streamed.
+    state = await client.threads.get_state(thread["thread_id"])
+    (answer,) = [m for m in state["values"]["messages"] if m["type"] == "ai"]
+    assert answer["content"] == "Hello there."
+    assert answer["additional_kwargs"][REASONING_KEY] == THOUGHT
+
+
+async def test_a_reopened_conversation_shows_its_reasoning_apart(
+    served: Served, llm: ScriptedLLM
+) -> None:
+    """The transcript and the conversation carry each message's reasoning as the live
+    `reasoning` events showed it; the answer stays the answer."""
+    llm.wire = Wire(reasoning="reasoning_content")
+    llm.script(
+        reply(tool_calls=[call("list_dir", path=".")], reasoning=THOUGHT),
+        reply("Nothing here.", reasoning=LATER),
+    )
+    conversation = (await served.client.post("/v1/conversations", json={})).json()["id"]
+    body = {"message": "what is here?", "conversation_id": conversation, **QUIET}
+    events = await stream(served, "/v1/chat/stream", body)
+    assert events[-1]["status"] == "completed", events[-1]
+    live = "".join(e["text"] for e in events if e["type"] == "reasoning")
+
+    transcript = await served.client.get(f"/v1/conversations/{conversation}/transcript")
+    (exchange,) = transcript.json()["exchanges"]
+    said = [m for m in exchange["messages"] if m["role"] == "assistant"]
+    shown = [(m["content"], m["reasoning"]) for m in said]
+    assert shown == [("", THOUGHT), ("Nothing here.", LATER)]
+    assert "".join(m["reasoning"] for m in said) == live
+    detail = (await served.client.get(f"/v1/conversations/{conversation}")).json()
+    assert [m["reasoning"] for m in detail["messages"] if m["role"] == "assistant"] == [
+        THOUGHT, LATER
+    ]  # fmt: skip
 
 
 JSON_ACTION = """
