@@ -356,6 +356,7 @@ def main() -> None:
         default="paraphrase",
         help="everyday: issue 44's set (everyday.py), with reviews, approvals and recall",
     )
+    parser.add_argument("--kind", action="append", help="everyday: only requests of this kind")
     args = parser.parse_args()
     if args.write_exemplars:
         write_exemplars()
@@ -394,7 +395,7 @@ def main() -> None:
         if args.set == "everyday":
             from everyday import bench as everyday
 
-            run = everyday(settings, args.split, args.limit)
+            run = everyday(settings, args.split, args.limit, args.kind)
         else:
             run = bench(settings, items, files, args)
         if args.url:
