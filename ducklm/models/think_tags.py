@@ -67,6 +67,8 @@ class ThinkSplitter:
         self.orphan_close = False
         """A closing tag came with no opening one: the prompt opens it (`opened` next time)."""
         self._opens_none = False  # the text opened a tag itself, or ended with none
+        self._pending: list[str] = []  # a first reply's text held while it cannot be told
+        self._pending_chars = 0
 
     @property
     def template_opens(self) -> bool | None:
@@ -81,19 +83,20 @@ class ThinkSplitter:
             return _NOTHING
         if self._state == "answer" and not (self._watch or self._trim):
             return Split(text)  # the answer, once it is sure: read for every token
+        if self._state == "unsure":
+            return self._undecided(text)
         text = self._held + text
         self._held = ""
         if self._state == "start":
             return self._start(text)
-        if self._state == "unsure":
-            return self._undecided(text)
         if self._state == "reasoning":
             return self._reasoning(text)
         return self._answer(text)
 
     def end(self) -> Split:
         """What was held when the text ends."""
-        held, self._held = self._held, ""
+        held, self._held = self._held + "".join(self._pending), ""
+        self._pending = []
         if self._state == "reasoning" and self._assumed:
             # The prompt's tag was never closed in this reply: it was all answer.
             return Split(answer=(self._thought + held).lstrip())
@@ -106,6 +109,7 @@ class ThinkSplitter:
     def no_inline(self) -> None:
         """The server parts reasoning itself (a field of its own): the text is answer."""
         if self._state in ("start", "unsure"):
+            self._held, self._pending, self._tail = self._held + "".join(self._pending), [], ""
             self._state, self._watch, self._unsure = "answer", True, False
             self._opens_none = True
 
@@ -125,15 +129,25 @@ class ThinkSplitter:
         return self._answer(text)
 
     def _undecided(self, text: str) -> Split:
-        """Text that opened no tag, while it is not known whether the prompt opened one."""
+        """Text that opened no tag, while it is not known whether the prompt opened one.
+
+        Held in pieces, and only the new piece (with the end of the last, where a tag may
+        be split) is searched: read for every token of a first reply.
+        """
+        self._pending.append(text)
+        self._pending_chars += len(text)
+        seen, self._tail = self._tail + text, (self._tail + text)[-len(CLOSING[-1]) :]
+        if "</" not in seen and self._pending_chars <= HOLD_MAX_CHARS:
+            return _NOTHING
+        text, self._pending = "".join(self._pending), []
         at, closing = _first_closing(text)
         if at >= 0 and not any(tag in text[:at] for tag in OPENING):
-            self._state, self._trim, self.orphan_close = "answer", True, True
+            self._state, self._trim, self.orphan_close, self._tail = "answer", True, True, ""
             return Split(self._answer(text[at + len(closing) :]).answer, text[:at])
         if at >= 0 or len(text) > HOLD_MAX_CHARS:  # talks about the tags, or long: answer
-            self._state, self._watch = "answer", at < 0
+            self._state, self._watch, self._tail = "answer", at < 0, ""
             return self._answer(text)
-        self._held = text
+        self._pending = [text]  # `</` and no tag yet: it may be a tag split over pieces
         return _NOTHING
 
     def _answer(self, text: str) -> Split:

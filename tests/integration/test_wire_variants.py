@@ -56,10 +56,16 @@ def sent_texts(llm: ScriptedLLM) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("style", ["reasoning_content", "reasoning", "think_tags"])
+@pytest.mark.parametrize(
+    "style", ["reasoning_content", "reasoning", "think_tags", "think_opened_unrendered"]
+)
 async def test_reasoning_is_shown_and_never_sent_back(
     duck: DuckLM, llm: ScriptedLLM, style: Any
 ) -> None:
+    """`think_opened_unrendered`: a template that opens `<think>` on a server that cannot
+    render it (llama-cpp-python): the first reply is held back until its `</think>`."""
+    if style == "think_opened_unrendered":
+        style, llm.renders_template = "think_opened", False
     llm.wire = Wire(reasoning=style)
     first, second = await two_turns(duck, llm)
 

@@ -245,6 +245,8 @@ class ScriptedLLM:
         self.props: JSONDict | None = None
         self.props_asked = 0
         """How many times `GET /props` was answered."""
+        self.renders_template = True
+        """Whether it renders its chat template (`/apply-template`, `/tokenize` of messages)."""
         self.count_prompt: Callable[[JSONDict], int] | None = None
         self.models: list[str] = ["scripted"]
         self.wire = Wire()
@@ -507,7 +509,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"null")
         except ValueError:
             return False
-        if not isinstance(body, dict) or "messages" not in body:
+        if not owner.renders_template or not isinstance(body, dict) or "messages" not in body:
             return False  # `/tokenize` of text: not served (DuckLM estimates its counts)
         if (path == "/apply-template") != (owner.props is not None):
             return False

@@ -153,6 +153,9 @@ def test_reasoning_in_a_field_releases_a_first_reply_at_once() -> None:
               chunk({"content": " there."})]  # fmt: skip
     read = read_stream(chunks, opened=None)
     assert read["streamed"] == ["", "Hi", "Hi there."] and read["template_opens"] is False
+    late = [chunk({"content": "Hi"}), chunk({"reasoning": "Hm."}), chunk({"content": " there."})]
+    read = read_stream(late, opened=None)
+    assert read["streamed"] == ["", "", "Hi there."] and read["reasoning"] == "Hm."
 
 
 def test_a_whole_completion_with_a_closing_tag_alone() -> None:
