@@ -63,7 +63,7 @@ async def decide_turn_route(state: DuckState, runtime: Runtime[DuckContext]) -> 
     route = _decide(task, facts)
     if route.undecided:
         route = merge_answer(route, await _ask_sys_util(ctx, task))
-    if _may_select(ctx) and wants_selection(route, facts):
+    if _may_select(ctx) and wants_selection(route, facts, task):
         offered = facts.tools - CODER_TOOL_NAMES  # the coder's are offered only to code work
         route = merge_selection(route, await _select(ctx, task, offered))
     emit(runtime, "route_decided", **route.event_fields())

@@ -253,7 +253,7 @@ _MENTION_WORDS: tuple[tuple[Operation, str], ...] = (
     ("rename", rf"\b{RENAME_VERB}\b|\bname\s+of\b|\bbe\s+(?:called|named)\b"),
     ("copy", rf"\b{COPY_VERB}\b|\b(?:copy|duplicate|backup)\s+of\b|\bback\s*up\b"),
     ("move", rf"\b{MOVE_VERB}\b"),
-    ("append", r"\b(?:append\w*|add\w*|tack\w*|extend\w*)\b|\b(?:end|bottom)\s+of\b"),
+    ("append", r"\b(?:append\w*|add(?:s|ed|ing)?|tack\w*|extend\w*)\b|\b(?:end|bottom)\s+of\b"),
     ("delete", rf"\b{DELETE_VERB}\b|\b(?:deleted|removed|erased|trashed)\b"),
 )
 MENTIONS = tuple((op, re.compile(pattern, re.I)) for op, pattern in _MENTION_WORDS)

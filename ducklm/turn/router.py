@@ -56,7 +56,7 @@ from ducklm.tools.coder_tools import CODER_TOOL_NAMES as CODER_TOOLS
 from ducklm.turn.answer_rules import answer_rule
 from ducklm.turn.choosing.exemplars import NONE
 from ducklm.turn.choosing.selector import Selection
-from ducklm.turn.file_requests import read_file_request
+from ducklm.turn.file_requests import mentioned_operation, read_file_request
 from ducklm.turn.shortcuts import NO_TOOL, Shortcut, find_shortcut
 from ducklm.turn.tool_cues import needs_no_tool
 
@@ -390,15 +390,18 @@ def _shortcut(
     return Shortcut(NO_TOOL, rule=NO_TOOL_RULE) if needs_no_tool(task, facts.tools) else None
 
 
-def wants_selection(route: Route, facts: RouteFacts) -> bool:
+def wants_selection(route: Route, facts: RouteFacts, task: str = "") -> bool:
     """Whether the turn's tool may be chosen by meaning: where a shortcut could have been.
 
     That is a one-call turn the rules found no call for (no plan, no coder, nothing left
     undecided), on an action role that writes directives, with no MCP tool on offer
-    (whose purpose no exemplar knows).
+    (whose purpose no exemplar knows), and no file operation named in `task` (delete,
+    rename, move, copy, append): their tools are offered with their examples instead,
+    and the selector, choosing among its exemplars' tools, would pick `file_write`.
     """
     return (
-        facts.shortcuts
+        not mentioned_operation(task).operations
+        and facts.shortcuts
         and not facts.other_tools
         and not facts.plan_running
         and route.shortcut is None

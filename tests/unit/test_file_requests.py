@@ -14,7 +14,7 @@ import pytest
 
 from ducklm.tools.policy import Verdict
 from ducklm.turn.file_requests import FileRequest, mentioned_operation, read_file_request
-from ducklm.turn.router import RouteFacts, decide_route
+from ducklm.turn.router import RouteFacts, decide_route, wants_selection
 from ducklm.turn.shortcuts import find_shortcut
 from ducklm.turn.tool_step.intent import card_warning
 
@@ -322,3 +322,16 @@ def test_the_earlier_rm_warning_still_stands() -> None:
     rm = Verdict("ask", "rm deletes draft.txt", command_class="destructive")
     warning = card_warning("Make draft.txt the final one", "shell_exec", {"command": "rm x"}, rm)
     assert warning.startswith("Does not match the request: this command destroys data")
+
+
+def test_a_named_operation_the_rules_cannot_read_is_not_left_to_the_selector() -> None:
+    """The selector's exemplars hold no file operation: it would pick `file_write`."""
+    facts = RouteFacts(tools=TOOLS, shortcuts=True)
+    for task, selects in [
+        ("Please make old.log go away, delete it and its twin", False),
+        ("Give me an overview of my notes", True),
+        ("What is the address of the pond in my notes", True),
+    ]:
+        route = decide_route(task, facts)
+        assert route.shortcut is None
+        assert wants_selection(route, facts, task) is selects, task
