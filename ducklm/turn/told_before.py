@@ -46,6 +46,8 @@ def told_answer(task: str, recalled: Sequence[Mapping[str, Any]]) -> str | None:
     said = [m for m in recalled if m.get("kind") == "episode" and m.get("speaker") == "user"]
     for item in (*facts, *said):
         memory = str(item.get("text") or "").strip()
+        if memory.endswith("?"):  # the same question asked before tells nothing
+            continue
         if memory and all(_found(word, _content(memory)) for word in asked):
             return TOLD.format(said=memory)
     return None

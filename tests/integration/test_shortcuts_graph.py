@@ -141,7 +141,7 @@ async def test_a_cue_in_the_question_still_asks_for_a_directive(
 ) -> None:
     llm.script(reply('{"tool": "answer"}'), reply("I cannot tell the time."))
     async with await _open(settings, llm, tmp_path, "json", selector=False) as duck:
-        result = await duck.run("What time is it?", critic=False, memory=False)
+        result = await duck.run("Is it late now?", critic=False, memory=False)
 
     assert result.answer == "I cannot tell the time."
     (route,) = [e for e in result.events if e["type"] == "route_decided"]

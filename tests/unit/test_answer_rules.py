@@ -199,6 +199,7 @@ KEPT = [
         "speaker": "user",
     },
     {"text": "Your flight is on the 9th.", "kind": "episode", "speaker": "assistant"},
+    {"text": "What is our wifi password?", "kind": "episode", "speaker": "user"},
 ]
 
 
@@ -216,7 +217,13 @@ def test_a_question_about_what_was_told_gets_the_persons_words(task: str, said: 
 
 @pytest.mark.parametrize(
     "task",
-    ["Who is our plumber?", "When is my flight to Rome?", "Tell me a joke", "Where is Oslo?"],
+    [
+        "Who is our plumber?",
+        "When is my flight to Rome?",
+        "Tell me a joke",
+        "Where is Oslo?",
+        "what is our wifi password?",  # asked before, never told
+    ],
 )
 def test_a_question_no_memory_answers_is_left_to_the_model(task: str) -> None:
     assert told_answer(task, KEPT) is None
