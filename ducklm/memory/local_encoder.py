@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ducklm.memory.mean_pooled import load_plain
+
 log = logging.getLogger(__name__)
 
 Vectors = npt.NDArray[np.float32]
@@ -71,15 +73,25 @@ class LocalEncoder:
 
 
 def load_encoder(folder: Path) -> LocalEncoder:
-    """Load the sentence-transformers model in `folder`, traced when that is exact."""
+    """Load the sentence-transformers model in `folder`, traced when that is exact.
+
+    A folder of the plain shape (a BERT, mean pooling, normalising) loads with torch and
+    tokenizers only (`mean_pooled.py`): sentence-transformers and transformers would stay
+    in memory for nothing.
+    """
     _sleeping_openmp_threads()
     import torch  # noqa: PLC0415
-    from sentence_transformers import SentenceTransformer  # noqa: PLC0415
-    from transformers.utils import logging as hf_logging  # noqa: PLC0415
 
-    # A "Loading weights" progress bar would land in the chat. (Untyped in transformers.)
-    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-    model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
+    plain = load_plain(folder)
+    if plain is None:
+        from sentence_transformers import SentenceTransformer  # noqa: PLC0415
+        from transformers.utils import logging as hf_logging  # noqa: PLC0415
+
+        # A "Loading weights" progress bar would land in the chat. (Untyped there.)
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+        model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
+    else:
+        tokenize, model = plain
     # Where the CPU has native bf16 (AVX512-BF16, AMX), bf16 weights encode batches 1.7x
     # and single queries 1.3x faster than float32; vectors stay within cosine 0.998 of
     # float32 ones and the benchmark's recall does not move. (Autocast instead stays at
@@ -88,8 +100,9 @@ def load_encoder(folder: Path) -> LocalEncoder:
     if bf16:
         model = model.to(torch.bfloat16)
     model.eval()  # dropout off: `encode` is bypassed, and it would have done this
-    # (`preprocess` since sentence-transformers 5; `tokenize` before.)
-    tokenize = getattr(model, "preprocess", None) or model.tokenize
+    if plain is None:
+        # (`preprocess` since sentence-transformers 5; `tokenize` before.)
+        tokenize = getattr(model, "preprocess", None) or model.tokenize
 
     def eager(features: dict[str, Any]) -> Any:
         return model(features)["sentence_embedding"]
