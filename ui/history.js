@@ -58,6 +58,8 @@ function addMessages(turn, messages) {
   for (const message of messages) {
     const text = textOf(message.content);
     if (message.role === "assistant") {
+      // The reasoning the live `reasoning` events showed, in the same collapsed block.
+      if (message.reasoning) turn.onReasoning({ type: "reasoning", text: message.reasoning });
       // The live view showed a step's result in the plan, never as the answer: so here.
       if (!message.working) turn.addText(text);
       if (message.cut) turn.markCut(message.cut);

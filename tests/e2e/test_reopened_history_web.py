@@ -1,8 +1,9 @@
 """A reloaded conversation shows what the live view showed, in a real browser.
 
-The person stops an answer, has a turn fail, denies one command and allows another;
-after a reload the page must show the stopped answer's text marked "stopped", the
-failed turn's error, and each call and question labelled as it was live.
+The person stops an answer, has a turn fail, denies one command and allows another, and
+gets an answer the model reasoned about; after a reload the page must show the stopped
+answer's text marked "stopped", the failed turn's error, each call and question labelled
+as it was live, and the reasoning apart from the answer in its collapsed block.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Page, expect
+from playwright.async_api import Locator, Page, expect
 
 from tests.e2e.test_web_chat import last_turn, quiet, send, shell
 from tests.support.scripted_llm import ScriptedLLM, reply
@@ -19,6 +20,7 @@ from tests.support.scripted_llm import ScriptedLLM, reply
 pytestmark = pytest.mark.slow
 
 SLOW = " ".join(f"word{n}" for n in range(100))
+THOUGHT = "A duck greets with a quack."
 
 
 async def _stop_an_answer(page: Page, llm: ScriptedLLM) -> None:
@@ -63,11 +65,15 @@ async def test_a_reload_shows_stopped_failed_denied_and_approved_turns(
     await expect(last_turn(page).get_by_test_id("tool-outcome")).to_have_text("denied by you")
     await _decide(page, llm, "rm b.txt", "approve-once", "Removed it.")
     await expect(last_turn(page).get_by_test_id("tool-outcome")).to_have_text("approved by you")
+    llm.script(reply("Quack.", reasoning=THOUGHT))
+    await send(page, "say hello as a duck")
+    await expect(last_turn(page).get_by_test_id("answer-text")).to_have_text("Quack.")
+    await _expect_reasoning(last_turn(page))
 
     await page.reload()
-    await expect(page.get_by_test_id("user-message")).to_have_count(4)
-    stopped, failed, denied, approved = [
-        page.get_by_test_id("assistant-turn").nth(n) for n in range(4)
+    await expect(page.get_by_test_id("user-message")).to_have_count(5)
+    stopped, failed, denied, approved, reasoned = [
+        page.get_by_test_id("assistant-turn").nth(n) for n in range(5)
     ]
     await expect(stopped).to_have_attribute("data-state", "cancelled")
     await expect(stopped.get_by_test_id("turn-status")).to_have_text("Stopped.")
@@ -87,3 +93,14 @@ async def test_a_reload_shows_stopped_failed_denied_and_approved_turns(
     await expect(approved.get_by_test_id("tool-outcome")).to_have_text("approved by you")
     await expect(approved.get_by_test_id("tool-meta")).to_contain_text("exit code 0")
     await expect(approved.get_by_test_id("answer-text")).to_have_text("Removed it.")
+
+    await expect(reasoned.get_by_test_id("answer-text")).to_have_text("Quack.")
+    await _expect_reasoning(reasoned)
+
+
+async def _expect_reasoning(turn: Locator) -> None:
+    """The turn's reasoning in its collapsed "Thinking" block, apart from the answer."""
+    block = turn.get_by_test_id("reasoning").first
+    await expect(block.get_by_test_id("reasoning-text")).to_be_hidden()
+    await block.locator("summary").click()
+    await expect(block.get_by_test_id("reasoning-text")).to_have_text(THOUGHT)
