@@ -36,7 +36,8 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from mcp.types import INVALID_PARAMS
+from mcp import MCPError
+from mcp.types import INVALID_PARAMS, DiscoverResult, InitializeResult
 
 from tests.support.cli import serving
 from tests.support.conformance import (
@@ -51,6 +52,7 @@ from tests.support.conformance import (
     suite_command,
     suite_env,
 )
+from tests.support.mcp_serve import stdio_session
 from tests.support.scripted_llm import ScriptedLLM
 from tests.support.stdio_bridge import StdioBridge, stdio_bridge
 
@@ -214,16 +216,33 @@ def model_server() -> Iterator[ScriptedLLM]:
         yield server
 
 
+@dataclass(frozen=True)
+class Serving:
+    """A running `ducklm serve`: its URL, its token, the environment and folder it has."""
+
+    url: str
+    token: str
+    env: dict[str, str]
+    root: Path
+
+
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def suite_runs(
+async def ducklm_serve(
     installed: None, model_server: ScriptedLLM, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, SuiteRun]:
-    """`ducklm serve` started, both requirement sets run against its `/mcp` at once."""
+) -> AsyncIterator[Serving]:
+    """`ducklm serve` on a data dir of its own, for the module."""
     root = await asyncio.to_thread(tmp_path_factory.mktemp, "mcp-server-conformance")
     token = secrets.token_urlsafe(32)
     env = await asyncio.to_thread(_serve_env, root, model_server, token)
     async with serving(env, root, limit_s=SERVE_START_S) as (url, _):
-        return await _both_sets(dict.fromkeys((OLDER, CURRENT), f"{url}/mcp"), token, root)
+        yield Serving(url, token, env, root)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def suite_runs(ducklm_serve: Serving) -> dict[str, SuiteRun]:
+    """Both requirement sets run against the `/mcp` of `ducklm serve` at once."""
+    urls = dict.fromkeys((OLDER, CURRENT), f"{ducklm_serve.url}/mcp")
+    return await _both_sets(urls, ducklm_serve.token, ducklm_serve.root)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -357,3 +376,20 @@ async def test_stdio_unknown_resource_code_follows_the_revision(
     assert answer["id"] == 7, answer
     assert answer["error"]["code"] == NOT_FOUND[revision], answer
     assert UNKNOWN in answer["error"]["message"]
+
+
+@pytest.mark.slow
+@pytest.mark.asyncio(loop_scope="module")
+async def test_stdio_through_a_running_serve_speaks_the_revision_asked(
+    ducklm_serve: Serving,
+) -> None:
+    # With `ducklm serve` on its data dir, `ducklm mcp serve` carries messages to its /mcp.
+    for revision, opened_as in ((OLDER, InitializeResult), (CURRENT, DiscoverResult)):
+        async with stdio_session(ducklm_serve.env, ducklm_serve.root, revision=revision) as (
+            session,
+            opened,
+        ):
+            assert isinstance(opened, opened_as), opened
+            with pytest.raises(MCPError) as raised:
+                await session.read_resource(UNKNOWN)
+        assert raised.value.error.code == NOT_FOUND[revision], revision

@@ -24,7 +24,7 @@ from tests.support.cli import start_cli
 from tests.support.zygote import ForkedProcess
 
 Process = asyncio.subprocess.Process | ForkedProcess
-STOP_S = 30.0  # a server given its stdin's end stops on its own; past this it is killed
+STOP_S = 30.0  # a server given its stdin's end stops on its own, at once
 
 
 class StdinPipe:
@@ -63,7 +63,9 @@ async def forked_serve(
 ) -> AsyncIterator[tuple[Process, StdinPipe]]:
     """`ducklm mcp serve` running, with its stdin; stopped (stdin ended) when the block ends.
 
-    Its stderr is read to its end (a full pipe would block it), into `log` when given.
+    Its stderr is read to its end (a full pipe would block it), into `log` when given. A
+    process still running `STOP_S` after its stdin's end is killed and fails the test: a
+    host that closes stdin expects it gone.
     """
     process = await start_cli("mcp", "serve", env=env, cwd=cwd, stdin=asyncio.subprocess.PIPE)
     stdin = StdinPipe(process)
@@ -77,6 +79,9 @@ async def forked_serve(
         except TimeoutError:
             process.kill()
             await process.wait()
+            await keeping
+            lingered = f"ducklm mcp serve ran on {STOP_S:.0f} s after its stdin ended"
+            raise AssertionError(lingered) from None
         await keeping
 
 
