@@ -3,8 +3,10 @@
 Imported only when such a server starts (the SDK and its OAuth providers). The person
 who may sign in (`person`, `ducklm mcp login`) gets a loopback listener for the
 redirect (the web chat's Connect brings a `SignIn` with its own), open as long as the
-session, since a call may need more scopes later (step-up); in a turn nobody is there,
-and the server's 401 reads as "run `ducklm mcp login NAME`" (`errors.authorization_words`).
+session, since a call may need more scopes later (step-up); in a turn nobody is at a
+terminal: the server's 401 reads as "run `ducklm mcp login NAME`"
+(`errors.authorization_words`), and a step-up is asked of the person through the call
+in flight (`oauth/asked.py`).
 The SDK's transport turns an HTTP error into a JSON-RPC error without its status, so
 the client's response hook keeps the last 401 or 403 (`Refusals`) and a session that
 ends on one is ended with `RefusedByServer`, whose `response` carries the status.
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ import httpx2
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from ducklm.mcp.asks import CallAsks
 from ducklm.mcp.config import ServerSpec
 from ducklm.mcp.oauth.person import Show, SignIn, sign_in
 from ducklm.mcp.oauth.provider import server_auth
@@ -31,12 +34,17 @@ from ducklm.mcp.oauth.storage import FileTokenStorage
 
 @contextlib.asynccontextmanager
 async def open_http(
-    spec: ServerSpec, token_path: Path, person: Show | SignIn | None
+    spec: ServerSpec,
+    token_path: Path,
+    person: Show | SignIn | None,
+    asking: Callable[[], list[CallAsks]] | None = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """The read and write streams of `spec` (its `${VAR}` filled already).
 
     `person`: who may sign in. A `Show` gets a loopback listener for the redirect; a
     `SignIn` comes with its own (`ducklm/mcp/connect.py`, the web chat's Connect).
+    `asking`: in a turn, the calls in flight, whose person is asked to sign in again when
+    the server wants more access (`oauth/asked.py`).
     """
     storage = FileTokenStorage(token_path, spec.url or "")
     async with contextlib.AsyncExitStack() as stack:
@@ -46,7 +54,7 @@ async def open_http(
         elif person is not None and (spec.oauth is None or spec.oauth.needs_person):
             port = spec.oauth.callback_port if spec.oauth is not None else None
             signing = await stack.enter_async_context(sign_in(person, port=port))
-        auth = await server_auth(spec, storage, signing)
+        auth = await server_auth(spec, storage, signing, asking if person is None else None)
         # Made in a thread: an httpx client loads the CA bundle from disk.
         client = await asyncio.to_thread(
             create_mcp_http_client, dict(spec.headers) or None, None, auth

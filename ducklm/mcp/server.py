@@ -297,7 +297,7 @@ class McpServer:
             from ducklm.mcp.http import open_http  # noqa: PLC0415  it imports the SDK
 
             async with (
-                open_http(spec, self.token_path, self._person) as (read, write),
+                open_http(spec, self.token_path, self._person, self._asking) as (read, write),
                 self._session_over(read, write, uri) as session,
             ):
                 yield session

@@ -3,8 +3,10 @@
 `@modelcontextprotocol/conformance` (tests/mcp_conformance, with the Node >= 22 it needs)
 runs the two frozen requirement sets, 2025-11-25 and 2026-07-28, each at its own wire and
 each with its scenarios at once: a test server per scenario, and
-tests/support/conformance_client.py against it (DuckLM's `McpServer`, which agrees on
-2026-07-28 with a current server and falls back to 2025-11-25 with an older one). A
+tests/support/conformance_client.py against it, DuckLM's client driven as a turn drives
+it (`open_mcp`, `ducklm mcp login` when the turn says so, each call a graph node whose
+questions are interrupts answered at the door); it agrees on 2026-07-28 with a current
+server and falls back to 2025-11-25 with an older one. A
 scenario passes when none of its checks fails. The scenarios DuckLM does not pass yet
 are in `NOT_YET` and expected to fail strictly: a fix that makes one pass fails this test
 until the entry goes, so the counts stay true. The sets' `not_scored` scenarios
@@ -37,14 +39,7 @@ OLDER, CURRENT = "2025-11-25", "2026-07-28"
 # A set starts its scenarios together, each a Python process of DuckLM's client (a
 # scenario may take 120 s of them): on 2 cores shared with other work that is minutes.
 SET_TIMEOUT_S = 900
-DRIVER = "the conformance client calls each tool with example arguments made from its schema"
-NOT_YET = {
-    OLDER: {},
-    CURRENT: {
-        "http-custom-headers": DRIVER + ", so an optional x-mcp-header argument the scenario "
-        "leaves out (Mcp-Param-Verbose) is sent",
-    },
-}
+NOT_YET: dict[str, dict[str, str]] = {OLDER: {}, CURRENT: {}}
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,9 @@ from mcp.client.auth.oauth2 import OAuthContext
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 from pydantic import AnyUrl
 
+from ducklm.mcp.asks import CallAsks
 from ducklm.mcp.config import ServerSpec
+from ducklm.mcp.oauth.asked import AskedSignIn, loopback_port
 from ducklm.mcp.oauth.person import SignIn, no_person
 from ducklm.mcp.oauth.spec import OAuthSpec
 from ducklm.mcp.oauth.storage import FileTokenStorage
@@ -74,12 +77,18 @@ async def _stored_expiry(context: OAuthContext) -> None:
 
 
 async def server_auth(
-    spec: ServerSpec, storage: FileTokenStorage, person: SignIn | None
+    spec: ServerSpec,
+    storage: FileTokenStorage,
+    person: SignIn | None,
+    asking: Callable[[], list[CallAsks]] | None = None,
 ) -> httpx2.Auth | None:
     """The `httpx2.Auth` for `spec`'s requests, or `None` to send them as they are.
 
     None when the person gave a token of their own, and in a turn (`person` None) for a
-    server DuckLM holds no token of: its 401 then says to run `ducklm mcp login`.
+    server DuckLM holds no token of: its 401 then says to run `ducklm mcp login`. In a
+    turn with a token, a server asking for more access (403 `insufficient_scope`) asks
+    the person through the call in flight (`asking`; `asked.py`), on the redirect URI of
+    their earlier sign-in.
     """
     oauth = spec.oauth or OAuthSpec()
     url = spec.url or ""
@@ -89,7 +98,9 @@ async def server_auth(
         return await _client_credentials(url, oauth, storage)
     if person is None and await storage.get_tokens() is None:
         return None
-    redirect_uri = person.redirect_uri if person is not None else NO_REDIRECT
+    asked = None if person is not None else await _asked_sign_in(spec, oauth, storage, asking)
+    signing = person or asked
+    redirect_uri = signing.redirect_uri if signing is not None else NO_REDIRECT
     return DuckOAuth(
         server_url=url,
         client_metadata=OAuthClientMetadata(
@@ -99,11 +110,28 @@ async def server_auth(
             response_types=["code"],
         ),
         storage=storage,
-        redirect_handler=person.redirect if person is not None else no_person,
-        callback_handler=person.callback if person is not None else _no_callback,
+        redirect_handler=signing.redirect if signing is not None else no_person,
+        callback_handler=signing.callback if signing is not None else _no_callback,
         client_metadata_url=oauth.client_metadata_url,
         fixed_client=_configured_client(oauth, redirect_uri),
     )
+
+
+async def _asked_sign_in(
+    spec: ServerSpec,
+    oauth: OAuthSpec,
+    storage: FileTokenStorage,
+    asking: Callable[[], list[CallAsks]] | None,
+) -> AskedSignIn | None:
+    """The turn's sign-in for a step-up, on the redirect URI the person signed in with."""
+    if asking is None:
+        return None
+    port = oauth.callback_port
+    if port is None:
+        client = await storage.get_client_info()
+        uris = (client.redirect_uris or []) if client is not None else []
+        port = loopback_port(str(uris[0])) if uris else None
+    return AskedSignIn(spec.name, port, asking) if port is not None else None
 
 
 def _configured_client(oauth: OAuthSpec, redirect_uri: str) -> OAuthClientInformationFull | None:

@@ -1,7 +1,7 @@
-"""The questions the tool node can put to a person: approvals, passwords, a server's own.
+"""The questions the tool node can put to a person: approvals, passwords.
 
-An MCP server's own question is an elicitation form, or may DuckLM's model answer it
-(`ask_server`).
+An MCP server's own question (an elicitation form, or may DuckLM's model answer it) is
+`server_question.py:ask_server`.
 
 Both are `interrupt()` calls that ask again, with what was wrong, when the answer is
 unusable, so a bad answer never fails the run. On resume LangGraph replays earlier
@@ -16,14 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from langchain_core.messages.tool import ToolCall
 from langgraph.types import interrupt
 
 from ducklm.kit.secrets import SecretVault
 from ducklm.tools.coder_tools import CODER_TOOL_NAMES
-from ducklm.tools.elicitation import check_elicit_answer, read_elicit_answer
 from ducklm.tools.hitl import (
     DECISION_TYPES,
     ActionRequest,
@@ -31,7 +29,6 @@ from ducklm.tools.hitl import (
     DecisionError,
     DecisionType,
     PasswordRequest,
-    ServerQuestion,
     build_request,
     parse_decisions,
 )
@@ -96,21 +93,6 @@ def ask_passwords(needs: Sequence[PasswordFor], vault: SecretVault) -> dict[str,
         taken = vault.take_all([t for t in tokens.values() if t is not None])
         if taken is not None:  # else one expired since the check: look again
             return {cid: taken[t] if t is not None else None for cid, t in tokens.items()}
-
-
-def ask_server(question: ServerQuestion) -> dict[str, Any]:
-    """The person's answer to an MCP server's question, in the `ElicitResult` wire form.
-
-    Asked again, with what was wrong, until the answer fits the question's form; an
-    accepted form comes back with the schema's defaults filled in.
-    """
-    error: str | None = None
-    while True:
-        response = interrupt(question if error is None else {**question, "error": error})
-        try:
-            return check_elicit_answer(question, read_elicit_answer(response)).wire()
-        except DecisionError as exc:
-            error = str(exc)
 
 
 def _is_lost(token: str | None, vault: SecretVault) -> bool:

@@ -37,8 +37,8 @@ from ducklm.tools.mcp_info import event_fields
 from ducklm.tools.policy import PolicyEnv
 from ducklm.turn.coding.proposals import Proposal
 from ducklm.turn.tool_step.plan import DecidedCall
-from ducklm.turn.tool_step.questions import ask_server
 from ducklm.turn.tool_step.run import execute
+from ducklm.turn.tool_step.server_question import ask_server
 from ducklm.undo.step import StepCheckpoint
 
 if TYPE_CHECKING:
