@@ -200,6 +200,27 @@ async def test_http_transport(settings: Settings, llm: ScriptedLLM, tmp_path: Pa
     assert _finished(result)["output"] == "note h: buy milk"
 
 
+@pytest.mark.parametrize("revision", [None, "2025-11-25"])
+async def test_a_session_that_ends_under_a_call_fails_it_at_once(
+    settings: Settings, llm: ScriptedLLM, tmp_path: Path, revision: str | None
+) -> None:
+    # The server process ends mid-call, closing the call's stream; with ten minutes
+    # to run, the call must fail now, with the reason, not wait out its deadline.
+    async with http_server(revision=revision) as url:
+        config = tmp_path / "http.json"
+        entry = {"url": url, "trust": "trusted", "timeout_s": 600}
+        await asyncio.to_thread(write_config, config, web=entry)
+        async with DuckLM.open(settings.model_copy(update={"mcp_config": config})) as duck:
+            llm.script(reply(tool_calls=[call("web__crash")]))
+            await duck.run("crash", thread_id="t1", **QUIET)
+            llm.script(reply("It ended."))
+            result = await duck.resume_run("t1", [{"type": "approve"}], **QUIET)
+    finished = _finished(result)
+    assert finished["status"] == "error"
+    assert "did not answer within" not in finished["output"]
+    assert finished["output"].startswith(("the call was lost", "the MCP server refused")), finished
+
+
 async def test_past_the_budget_the_tools_nearest_the_request_are_offered(
     settings: Settings, llm: ScriptedLLM
 ) -> None:

@@ -11,7 +11,7 @@ import json
 import os
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +70,9 @@ async def http_server(
         port = int(await asyncio.wait_for(process.stdout.readline(), timeout=30))
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        process.terminate()
+        if process.returncode is None:  # a test may have made it exit (`crash`)
+            with suppress(ProcessLookupError):
+                process.terminate()
         await process.wait()
 
 
@@ -85,5 +87,7 @@ async def oauth_server(ttl_s: int) -> AsyncIterator[str]:
         port = int(await asyncio.wait_for(process.stdout.readline(), timeout=60))
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        process.terminate()
+        if process.returncode is None:  # a test may have made it exit (`crash`)
+            with suppress(ProcessLookupError):
+                process.terminate()
         await process.wait()
