@@ -75,3 +75,4 @@ bench: install
 	$(PY) scripts/bench/local_model_stream.py
 	$(PY) scripts/bench/llama_build.py
 	$(PY) scripts/bench/cli_startup.py
+	$(PY) scripts/bench/serve_rss.py
