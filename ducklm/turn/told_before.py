@@ -3,8 +3,8 @@
 "What bike do I have?" in a new conversation, with "My bike is a blue Gazelle." recalled
 from memory: the bundled model answered "I'm sorry, I am not able to provide a bike." The
 recalled memory holds the answer in the person's own words, so when every word the
-question asks about is in one memory (the words that carry meaning, compared by their
-stems: "live" finds "lives"), that memory is the answer, said as what it is: something
+question asks about is in one kept fact (the words that carry meaning, compared by their
+stems: "live" finds "lives"), that fact is the answer, said as what it is: something
 the person said, not something DuckLM checked. A question whose words no memory holds
 goes to the model as before.
 
@@ -42,9 +42,10 @@ def told_answer(task: str, recalled: Sequence[Mapping[str, Any]]) -> str | None:
     # asks about the person, and two or more words must all be in one memory.
     if not asked or (len(asked) < 2 and not PERSON.search(text)):
         return None
+    # Only what was kept as a fact: a passing line of an earlier conversation ("I want to
+    # install python on my machine") holds a later question's words without answering it.
     facts = [m for m in recalled if m.get("kind") != "episode"]
-    said = [m for m in recalled if m.get("kind") == "episode" and m.get("speaker") == "user"]
-    for item in (*facts, *said):
+    for item in facts:
         memory = str(item.get("text") or "").strip()
         if memory.endswith("?"):  # the same question asked before tells nothing
             continue
