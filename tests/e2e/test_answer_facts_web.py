@@ -11,6 +11,8 @@ with the terms behind them one click away, and the composer's placeholder fits a
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.async_api import Locator, Page, expect
 
@@ -144,7 +146,11 @@ async def _on_a_phone(page: Page) -> None:
     assert width <= PHONE["width"], "nothing may scroll sideways"
     await screenshot(page, "answer_facts_phone")
     # The placeholder fits a small phone whole, and the desktop keeps the keys' hint.
+    # The page swaps it on the media query's change event, after the resize returns.
+    box = page.get_by_test_id("composer-input")
     await page.set_viewport_size(PHONE_375)
+    await expect(box).to_have_attribute("placeholder", "Message DuckLM")
     assert await _placeholder_fits(page) == "Message DuckLM"
     await page.set_viewport_size(DESKTOP)
+    await expect(box).to_have_attribute("placeholder", re.compile("Enter sends"))
     assert "Enter sends" in await _placeholder_fits(page)

@@ -92,7 +92,9 @@ async def read_notes(page: Page, llm: ScriptedLLM) -> None:
 async def write_notes(page: Page, llm: ScriptedLLM, notes: Path) -> None:
     """(3) A write onto notes.md asks "overwrite" with its diff; Allow once writes it."""
     llm.script(reply(tool_calls=[call("file_write", path="notes.md", content=NEW)]))
-    await send(page, "add 'clean the pond' to notes.md")
+    # Asked as a write: an append asked for and done as an overwrite is flagged instead
+    # (test_mismatch_card_web.py).
+    await send(page, "write 'clean the pond' into notes.md as well")
     card = last_turn(page).get_by_test_id("approval-card")
     await expect(card.get_by_test_id("action-description")).to_have_text(
         "overwrite existing file notes.md"

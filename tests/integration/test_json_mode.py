@@ -12,6 +12,7 @@ import pytest
 from ducklm.config.settings import Settings
 from ducklm.runtime.facade import DuckLM
 from ducklm.tools.coder_tools import CODER_TOOL_NAMES
+from ducklm.tools.file_ops import FILE_OP_NAMES
 from tests.support.scripted_llm import Reply, ScriptedLLM, reply
 
 MODELS = """
@@ -70,9 +71,11 @@ async def test_valid_directive_runs_the_tool(
     fmt = first["response_format"]
     schema = fmt["json_schema"]["schema"] if fmt["type"] == "json_schema" else fmt["schema"]
     assert fmt["type"] in ("json_schema", "json_object")
-    # One branch per offered tool, its name a constant, after the explicit answer.
+    # One branch per offered tool, its name a constant, after the explicit answer; the
+    # file operations only for a request that names one (this one reads).
     names = [branch["properties"]["tool"]["const"] for branch in schema["anyOf"]]
-    assert names == ["answer", *duck.context.tools.without(CODER_TOOL_NAMES).names]
+    offered = duck.context.tools.without(CODER_TOOL_NAMES | FILE_OP_NAMES).names
+    assert names == ["answer", *offered]
     read = schema["anyOf"][names.index("file_read")]["properties"]["args"]
     assert read["required"] == ["path"] and read["properties"]["path"]["type"] == "string"
     # The few-shot examples come as chat turns between the system prompt and the request.

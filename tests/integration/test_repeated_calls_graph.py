@@ -170,7 +170,8 @@ async def test_in_json_mode_a_declined_call_is_asked_once(
     llm.set_responder(respond)
     options = {"models_config": models, "tool_selector": False}
     async with DuckLM.open(settings.model_copy(update=options)) as duck:
-        paused = await duck.run("Please get rid of old.log", thread_id="t", critic=False)
+        # Words no file-operation rule reads whole: the model writes the directive.
+        paused = await duck.run("Please tidy up the logs", thread_id="t", critic=False)
         assert paused.status == "interrupted"
         done = await duck.resume_run("t", [{"type": "reject"}], critic=False, memory=False)
         results = await _tool_messages(duck, "t")

@@ -308,6 +308,19 @@ MATCHED: list[tuple[str, str, dict[str, Any], Verdict]] = [
         Verdict("allow", "appends"),
     ),
     ("please run rm -rf build", "shell_exec", {"command": "rm -rf build"}, DESTRUCTIVE),
+    # Requests to change content whose words also name an operation in passing.
+    (
+        "Fix the bug in calc.py: add(1, 2) gives -1",
+        "file_write",
+        {"path": "calc.py", "content": "x"},
+        _replacing("calc.py"),
+    ),
+    (
+        "Refactor utils.py and move the parser helper to the top",
+        "file_write",
+        {"path": "utils.py", "content": "x"},
+        _replacing("utils.py"),
+    ),
 ]
 
 

@@ -238,6 +238,8 @@ def test_local_models_file_fits_llama_cpp_python() -> None:
         skip = {"structured_output", "tool_mode", "base_url"}
         if name == "action":  # a JSON directive here, a native answer there
             skip.add("max_output_tokens")
+        if name in {"critic", "memory_policy"}:  # their texts looped on SmolLM2 (issue 44)
+            skip |= {"max_output_tokens", "sampling"}
         assert mine.model_dump(exclude=skip) == theirs.model_dump(exclude=skip)
 
 

@@ -67,10 +67,23 @@ def card_warning(request: str, name: str, args: dict[str, Any], verdict: Verdict
     )
 
 
+EDITING = re.compile(
+    r"\b(?:fix|edit|chang|updat|modif|refactor|rewrit|writ|implement|correct|improv|insert"
+    r"|put|replac|overwrit|format|rephras|translat|convert)",
+    re.I,
+)
+"""Words of a request that asks to change a file's content (stems: "fixing", "wrote")."""
+
+
 def operation_mismatch(request: str, name: str, args: dict[str, Any], verdict: Verdict) -> str:
     """The warning when the call destroys or replaces content the request did not name."""
     asked = mentioned_operation(request)
     ops = asked.operations
+    if asked.exact is None and EDITING.search(request):
+        # A request to change content ("Fix the bug in calc.py: add(1, 2) gives -1") asks
+        # for the write that makes the change; a word in it ("add", "move the helper")
+        # names no file operation. Read whole by a rule, a request is compared as read.
+        ops = frozenset()
     path = str(args.get("path") or args.get("source") or "")
     for replaced in verdict.replaced:
         this = OVERWRITES.format(path=replaced)
