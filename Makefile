@@ -36,8 +36,12 @@ lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
+# mypy's cache outside the tree, so a fresh clone on this machine (CI) checks again only
+# what changed: mypy takes a cached module whose file's hash is the same, whatever its path
+# or time (92 s cold here, 38 s from another clone's cache).
+MYPY_CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ducklm/mypy
 typecheck: install
-	$(PY) scripts/typecheck.py
+	MYPY_CACHE_DIR="$(MYPY_CACHE_DIR)" $(PY) scripts/typecheck.py
 
 # The persistence tests run on SQLite and on a real PostgreSQL server: Debian's cluster on
 # loopback, started once by scripts/test-postgres.sh (a URL already set wins; without a
